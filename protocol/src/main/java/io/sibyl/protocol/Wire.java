@@ -1,0 +1,63 @@
+package io.sibyl.protocol;
+
+/**
+ * Constants of the oracle wire protocol: framing, handshake, message types and status codes.
+ *
+ * <p>Every frame is a 4-byte big-endian length followed by that many bytes. The first frame of a connection is the
+ * handshake; after it a frame is a sequence of messages, each a type byte, a varint request id and a body. The full
+ * layout is in docs/protocol.md.
+ */
+public final class Wire {
+    private Wire() {
+    }
+
+    /** "SIBY": first four bytes of a client handshake. */
+    public static final int MAGIC = 0x53494259;
+    /** Protocol version this build speaks. */
+    public static final short VERSION = 1;
+    /** Bytes of the frame length prefix. */
+    public static final int LENGTH_FIELD_BYTES = 4;
+
+    // client -> oracle
+    public static final byte BEGIN = 1;
+    public static final byte COMMIT = 2;
+    public static final byte ABORT = 3;
+    public static final byte CLEANED_UP = 4;
+    public static final byte QUERY = 5;
+    /** A transaction that wrote nothing has finished; no reply. */
+    public static final byte FINISH = 6;
+
+    // oracle -> client
+    public static final byte HELLO = 32;
+    public static final byte STARTED = 33;
+    public static final byte COMMITTED = 34;
+    public static final byte ABORTED = 35;
+    public static final byte ACK = 36;
+    public static final byte STATUS = 37;
+    public static final byte ERROR = 38;
+    /** Replicated commit metadata: a run of decision blocks the connection has not seen yet. */
+    public static final byte DELTA = 39;
+
+    // reasons carried by ABORTED
+    public static final byte ABORT_CONFLICT = 1;
+    public static final byte ABORT_TOO_OLD = 2;
+    public static final byte ABORT_ALREADY_ABORTED = 3;
+
+    // transaction states carried by STATUS
+    public static final byte STATUS_COMMITTED = 1;
+    /** Committed before the oracle's T_max; its commit timestamp has been forgotten. */
+    public static final byte STATUS_COMMITTED_LONG_AGO = 2;
+    public static final byte STATUS_ABORTED = 3;
+    public static final byte STATUS_RUNNING = 4;
+    /** Not a start timestamp of a transaction that wrote anything the oracle knows of. */
+    public static final byte STATUS_UNKNOWN = 5;
+
+    // error codes carried by ERROR
+    public static final byte ERR_MALFORMED = 1;
+    public static final byte ERR_TOO_LARGE = 2;
+    public static final byte ERR_VERSION = 3;
+    public static final byte ERR_UNKNOWN_TRANSACTION = 4;
+    public static final byte ERR_FELL_BEHIND = 5;
+    public static final byte ERR_SHUTTING_DOWN = 6;
+    public static final byte ERR_OVERLOADED = 7;
+}

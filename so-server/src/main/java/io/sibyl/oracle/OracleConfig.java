@@ -1,0 +1,133 @@
+package io.sibyl.oracle;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * Settings of one status oracle. Every key, its default and its meaning are listed by {@link #describe()} and in
+ * docs/operations.md; {@link #fromProperties} reads the same keys from a config file or {@code --key=value} flags.
+ */
+public record OracleConfig(
+        String host,
+        int port,
+        int ioThreads,
+        int conflictTableRows,
+        int recentCommitsCapacity,
+        int maxRunningTransactions,
+        int maxWriteSetRows,
+        int maxFrameBytes,
+        long timestampReservationBlock,
+        int maxBlockRecords,
+        long pushIntervalMillis,
+        long maxLagBytes) {
+
+    /** Defaults sized for a production oracle: about 400 MB of heap for the conflict table and commit window. */
+    public static OracleConfig defaults() {
+        return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 4 << 20, 1 << 20, 1 << 20, 16 << 20,
+                1_000_000, 4096, 1000, 64L << 20);
+    }
+
+    public OracleConfig {
+        require(port >= 0 && port <= 65535, "port", port);
+        require(ioThreads >= 1, "io.threads", ioThreads);
+        require(conflictTableRows >= 8, "conflict.table.rows", conflictTableRows);
+        require(recentCommitsCapacity >= 2, "recent.commits.capacity", recentCommitsCapacity);
+        require(maxRunningTransactions >= 2, "max.running.transactions", maxRunningTransactions);
+        require(maxWriteSetRows >= 1, "max.write.set.rows", maxWriteSetRows);
+        require(maxFrameBytes >= 1024, "max.frame.bytes", maxFrameBytes);
+        require(timestampReservationBlock >= 1, "timestamp.reservation.block", timestampReservationBlock);
+        require(maxBlockRecords >= 1, "max.block.records", maxBlockRecords);
+        require(pushIntervalMillis >= 1, "push.interval.ms", pushIntervalMillis);
+        require(maxLagBytes >= 1024, "max.lag.bytes", maxLagBytes);
+    }
+
+    private static void require(boolean ok, String key, long value) {
+        if (!ok) {
+            throw new IllegalArgumentException("invalid value " + value + " for " + key + "; see docs/operations.md");
+        }
+    }
+
+    public OracleConfig withPort(int newPort) {
+        return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes);
+    }
+
+    /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
+    public OracleConfig withCapacities(int conflictRows, int recentCommits, int runningTransactions) {
+        return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
+                maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
+                maxLagBytes);
+    }
+
+    public OracleConfig withLimits(int writeSetRows, int frameBytes) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes);
+    }
+
+    public OracleConfig withReplication(long pushMillis, long lagBytes) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushMillis, lagBytes);
+    }
+
+    /** Reads the keys of {@link #describe()}; missing keys keep their defaults, unknown keys are an error. */
+    public static OracleConfig fromProperties(Properties p) {
+        OracleConfig d = defaults();
+        for (String key : p.stringPropertyNames()) {
+            if (!d.describe().containsKey(key)) {
+                throw new IllegalArgumentException("unknown oracle setting '" + key + "'; known settings: "
+                        + d.describe().keySet());
+            }
+        }
+        return new OracleConfig(
+                p.getProperty("host", d.host),
+                intOf(p, "port", d.port),
+                intOf(p, "io.threads", d.ioThreads),
+                intOf(p, "conflict.table.rows", d.conflictTableRows),
+                intOf(p, "recent.commits.capacity", d.recentCommitsCapacity),
+                intOf(p, "max.running.transactions", d.maxRunningTransactions),
+                intOf(p, "max.write.set.rows", d.maxWriteSetRows),
+                intOf(p, "max.frame.bytes", d.maxFrameBytes),
+                longOf(p, "timestamp.reservation.block", d.timestampReservationBlock),
+                intOf(p, "max.block.records", d.maxBlockRecords),
+                longOf(p, "push.interval.ms", d.pushIntervalMillis),
+                longOf(p, "max.lag.bytes", d.maxLagBytes));
+    }
+
+    private static int intOf(Properties p, String key, int dflt) {
+        return (int) longOf(p, key, dflt);
+    }
+
+    private static long longOf(Properties p, String key, long dflt) {
+        String v = p.getProperty(key);
+        if (v == null) {
+            return dflt;
+        }
+        try {
+            return Long.parseLong(v.trim().replace("_", ""));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("setting '" + key + "' must be a whole number, got '" + v + "'");
+        }
+    }
+
+    /** Every setting with its current value and what it is for. */
+    public Map<String, String> describe() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("host", host + "  # address to listen on");
+        m.put("port", port + "  # TCP port for clients (0 = pick a free one)");
+        m.put("io.threads", ioThreads + "  # Netty event-loop threads that decode and encode frames");
+        m.put("conflict.table.rows", conflictTableRows + "  # rows whose last commit timestamp is remembered (16 B each)");
+        m.put("recent.commits.capacity", recentCommitsCapacity + "  # commits remembered above T_max (commit queries)");
+        m.put("max.running.transactions", maxRunningTransactions + "  # started-but-unfinished transactions kept");
+        m.put("max.write.set.rows", maxWriteSetRows + "  # largest write set one commit may carry");
+        m.put("max.frame.bytes", maxFrameBytes + "  # largest frame a client may send");
+        m.put("timestamp.reservation.block", timestampReservationBlock + "  # timestamps reserved per journal write");
+        m.put("max.block.records", maxBlockRecords + "  # decisions per journal entry before it is sealed");
+        m.put("push.interval.ms", pushIntervalMillis + "  # a silent connection gets commit metadata pushed after this");
+        m.put("max.lag.bytes", maxLagBytes + "  # unsent commit metadata after which a connection is closed");
+        return m;
+    }
+}
