@@ -11,8 +11,8 @@ import io.netty.buffer.Unpooled;
  * <p>Owned by one thread (the sequencer). Reuses its buffer across blocks.
  */
 public final class DecisionBlockWriter {
-    /** Timestamps must stay below this so that a delta shifted by the kind bits cannot overflow. */
-    public static final long MAX_TIMESTAMP = 1L << 58;
+    /** Timestamps stay below this (a millennium at a million per second) so deltas and packed replies cannot overflow. */
+    public static final long MAX_TIMESTAMP = 1L << 55;
 
     private final ByteBuf body = Unpooled.buffer(64 * 1024);
     private long previous;

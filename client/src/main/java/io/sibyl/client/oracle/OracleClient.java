@@ -1,0 +1,483 @@
+package io.sibyl.client.oracle;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.util.collection.LongObjectHashMap;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.internal.PlatformDependent;
+import io.sibyl.protocol.Frames;
+import io.sibyl.protocol.ProtocolException;
+import io.sibyl.protocol.Varints;
+import io.sibyl.protocol.Wire;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Asynchronous, pipelined connection to the status oracle. Requests from any thread are queued and written by the
+ * connection's event loop, many per frame when several are waiting. Replies carry replicated commit metadata, which
+ * this client applies to its {@link CommitReplica} before completing any future of the same frame, so a start
+ * timestamp is never seen before the commits it must include.
+ *
+ * <p>Futures complete on the connection's I/O thread: callbacks should be short or hop to another executor.
+ */
+public final class OracleClient implements AutoCloseable {
+    /** Largest frame accepted from the oracle (replies plus pushed metadata). */
+    static final int MAX_INBOUND_FRAME = 512 << 20;
+
+    private final String address;
+    private final EventLoopGroup ownGroup;
+    private final Channel channel;
+    private final EventLoop loop;
+    private final Queue<Request> outgoing = PlatformDependent.newMpscQueue();
+    private final AtomicBoolean flushScheduled = new AtomicBoolean();
+    private final Runnable flushTask = this::flushOutgoing;
+    private final CompletableFuture<CommitReplica> hello = new CompletableFuture<>();
+    // Event-loop confined:
+    private final LongObjectHashMap<Request> inflight = new LongObjectHashMap<>();
+    private long nextId = 1;
+    private int maxOutboundFrame = 1 << 20;
+    private final FrameDecoder decoder = new FrameDecoder();
+    private volatile CommitReplica replica;
+    private volatile String closedReason;
+    private volatile long deltaBytes;
+    private volatile long startReplies;
+
+    private OracleClient(String host, int port, EventLoopGroup sharedGroup, long connectTimeoutMillis)
+            throws InterruptedException {
+        this.address = host + ":" + port;
+        boolean epoll = Epoll.isAvailable();
+        if (sharedGroup == null) {
+            ownGroup = epoll ? new EpollEventLoopGroup(1, new DefaultThreadFactory("sibyl-oracle-client", true))
+                    : new NioEventLoopGroup(1, new DefaultThreadFactory("sibyl-oracle-client", true));
+        } else {
+            ownGroup = null;
+        }
+        EventLoopGroup group = sharedGroup != null ? sharedGroup : ownGroup;
+        Bootstrap b = new Bootstrap().group(group)
+                .channel(group instanceof EpollEventLoopGroup ? EpollSocketChannel.class : NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectTimeoutMillis)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(MAX_INBOUND_FRAME, 0,
+                                Wire.LENGTH_FIELD_BYTES, 0, Wire.LENGTH_FIELD_BYTES));
+                        ch.pipeline().addLast(new Handler());
+                    }
+                });
+        Channel ch;
+        try {
+            ch = b.connect(host, port).sync().channel();
+        } catch (Exception e) {
+            shutdownOwnGroup();
+            throw new OracleUnavailableException("cannot connect to the oracle at " + address + ": " + e
+                    + "; check that so-server is running and the address is right");
+        }
+        channel = ch;
+        loop = ch.eventLoop();
+        ByteBuf hs = Frames.begin(ch.alloc(), 6);
+        hs.writeInt(Wire.MAGIC);
+        hs.writeShort(Wire.VERSION);
+        ch.writeAndFlush(Frames.end(hs));
+        try {
+            replica = hello.get(connectTimeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            close();
+            throw e.getCause() instanceof OracleException oe ? oe
+                    : new OracleUnavailableException("handshake with " + address + " failed: " + e.getCause());
+        } catch (TimeoutException e) {
+            close();
+            throw new OracleUnavailableException("the oracle at " + address + " did not answer the handshake within "
+                    + connectTimeoutMillis + " ms");
+        }
+    }
+
+    /** Connects with its own I/O thread and waits for the handshake. */
+    public static OracleClient connect(String host, int port) throws InterruptedException {
+        return new OracleClient(host, port, null, 10_000);
+    }
+
+    /** Connects using an event loop of {@code group} (several clients can share one group) and waits for the handshake. */
+    public static OracleClient connect(String host, int port, EventLoopGroup group) throws InterruptedException {
+        return new OracleClient(host, port, group, 10_000);
+    }
+
+    /** The local replica of commit metadata. */
+    public CommitReplica replica() {
+        return replica;
+    }
+
+    /** Asks for a start timestamp. The transaction counts as a running local reader until it finishes. */
+    public CompletableFuture<Long> begin() {
+        return submit(new Request(Wire.BEGIN, 0, null));
+    }
+
+    /**
+     * Asks to commit the transaction that started at {@code startTs} after writing {@code rowIds} (64-bit row ids,
+     * see {@code RowIds}). Completes with the commit timestamp, or exceptionally with
+     * {@link TransactionAbortedException}. An empty write set is a read-only finish and completes at once.
+     */
+    public CompletableFuture<Long> commit(long startTs, long[] rowIds) {
+        if (rowIds.length == 0) {
+            finish(startTs);
+            return CompletableFuture.completedFuture(startTs);
+        }
+        return submit(new Request(Wire.COMMIT, startTs, rowIds));
+    }
+
+    /** Aborts a transaction that wrote something; its versions must then be removed and {@link #cleanedUp} sent. */
+    public CompletableFuture<Void> abort(long startTs) {
+        return submit(new Request(Wire.ABORT, startTs, null));
+    }
+
+    /** Reports that every version written by the aborted transaction {@code startTs} has been deleted. */
+    public CompletableFuture<Void> cleanedUp(long startTs) {
+        return submit(new Request(Wire.CLEANED_UP, startTs, null));
+    }
+
+    /** Ends a transaction that wrote nothing. No reply is awaited. */
+    public void finish(long startTs) {
+        CommitReplica r = replica;
+        if (r != null) {
+            r.unregisterReader(startTs);
+        }
+        submit(new Request(Wire.FINISH, startTs, null));
+    }
+
+    /** Commit query: what the oracle knows of the transaction that started at {@code ts}. */
+    public CompletableFuture<TransactionStatus> query(long ts) {
+        return submit(new Request(Wire.QUERY, ts, null));
+    }
+
+    /**
+     * Algorithm 4: is the version written by {@code writerTs} in the snapshot of the running local transaction
+     * {@code readerTs}? Answered from the replica, asking the oracle only for writers older than this connection.
+     */
+    public CompletableFuture<Boolean> inSnapshot(long writerTs, long readerTs) {
+        CommitReplica r = replica;
+        return switch (r.inSnapshot(writerTs, readerTs)) {
+            case VISIBLE -> CompletableFuture.completedFuture(Boolean.TRUE);
+            case INVISIBLE -> CompletableFuture.completedFuture(Boolean.FALSE);
+            case ASK_ORACLE -> query(writerTs).thenApply(status -> {
+                if (status.isCommitted()) {
+                    r.rememberCommittedBeforeInit(writerTs);
+                    return status.state() == TransactionStatus.State.COMMITTED_LONG_AGO
+                            || status.commitTimestamp() < readerTs;
+                }
+                return false;
+            });
+        };
+    }
+
+    /** Bytes of replicated metadata received so far. */
+    public long deltaBytesReceived() {
+        return deltaBytes;
+    }
+
+    /** Start-timestamp replies received so far. */
+    public long startRepliesReceived() {
+        return startReplies;
+    }
+
+    public boolean isOpen() {
+        return closedReason == null && channel.isActive();
+    }
+
+    public String address() {
+        return address;
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> CompletableFuture<T> submit(Request r) {
+        String reason = closedReason;
+        if (reason != null) {
+            return CompletableFuture.failedFuture(new OracleUnavailableException(reason));
+        }
+        outgoing.offer(r);
+        if (!flushScheduled.get() && flushScheduled.compareAndSet(false, true)) {
+            loop.execute(flushTask);
+        }
+        return (CompletableFuture<T>) r.future;
+    }
+
+    private void flushOutgoing() {
+        flushScheduled.set(false);
+        if (closedReason != null) {
+            failQueued();
+            return;
+        }
+        ByteBuf frame = null;
+        Request r;
+        while ((r = outgoing.poll()) != null) {
+            int size = 16 + (r.rows == null ? 0 : r.rows.length * 8);
+            if (frame != null && frame.readableBytes() + size > maxOutboundFrame) {
+                channel.write(Frames.end(frame), channel.voidPromise());
+                frame = null;
+            }
+            if (frame == null) {
+                frame = Frames.begin(channel.alloc(), Math.min(maxOutboundFrame, Math.max(256, size)));
+            }
+            long id = nextId++;
+            frame.writeByte(r.type);
+            Varints.writeUnsigned(frame, id);
+            if (r.type != Wire.BEGIN) {
+                Varints.writeUnsigned(frame, r.ts);
+            }
+            if (r.type == Wire.COMMIT) {
+                Varints.writeUnsigned(frame, r.rows.length);
+                for (long row : r.rows) {
+                    frame.writeLong(row);
+                }
+            }
+            if (r.type != Wire.FINISH) {
+                inflight.put(id, r);
+            }
+        }
+        if (frame != null) {
+            channel.writeAndFlush(Frames.end(frame), channel.voidPromise());
+        }
+    }
+
+    private void failQueued() {
+        Request r;
+        while ((r = outgoing.poll()) != null) {
+            r.future.completeExceptionally(new OracleUnavailableException(closedReason));
+        }
+    }
+
+    private void connectionLost(String reason) {
+        if (closedReason == null) {
+            closedReason = reason;
+        }
+        OracleUnavailableException e = new OracleUnavailableException(closedReason
+                + "; requests in flight have an unknown outcome");
+        hello.completeExceptionally(e);
+        for (Request r : inflight.values()) {
+            r.future.completeExceptionally(e);
+        }
+        inflight.clear();
+        failQueued();
+    }
+
+    @Override
+    public void close() {
+        if (closedReason == null) {
+            closedReason = "the oracle client for " + address + " was closed";
+        }
+        if (channel != null) {
+            channel.close().awaitUninterruptibly();
+            loop.execute(() -> connectionLost(closedReason));
+        }
+        shutdownOwnGroup();
+    }
+
+    private void shutdownOwnGroup() {
+        if (ownGroup != null) {
+            ownGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A request waiting to be written or answered. */
+    private static final class Request {
+        final byte type;
+        final long ts;
+        final long[] rows;
+        final CompletableFuture<Object> future = new CompletableFuture<>();
+
+        Request(byte type, long ts, long[] rows) {
+            this.type = type;
+            this.ts = ts;
+            this.rows = rows;
+        }
+    }
+
+    /** Decodes one reply frame in two passes: new readers are registered before the metadata is applied. */
+    private final class FrameDecoder {
+        private long[] ids = new long[64];
+        private long[] values = new long[64];
+        private byte[] types = new byte[64];
+        private final List<String> errors = new ArrayList<>();
+        private int count;
+
+        void decode(ByteBuf in) {
+            count = 0;
+            errors.clear();
+            ByteBuf delta = null;
+            CommitReplica r = replica;
+            while (in.isReadable()) {
+                byte type = in.readByte();
+                switch (type) {
+                    case Wire.HELLO -> r = readHello(in);
+                    case Wire.DELTA -> {
+                        int len = Varints.readBoundedInt(in, in.readableBytes(), "delta length");
+                        delta = in.readSlice(len);
+                    }
+                    case Wire.STARTED, Wire.COMMITTED, Wire.ACK, Wire.ABORTED, Wire.STATUS, Wire.ERROR -> {
+                        long id = Varints.readUnsigned(in);
+                        long value = 0;
+                        switch (type) {
+                            case Wire.STARTED, Wire.COMMITTED -> value = Varints.readUnsigned(in);
+                            case Wire.ABORTED -> value = in.readByte();
+                            case Wire.STATUS -> {
+                                byte code = in.readByte();
+                                value = ((long) code << 56) | Varints.readUnsigned(in);
+                            }
+                            case Wire.ERROR -> {
+                                value = in.readByte();
+                                errors.add(Frames.readString(in, Frames.MAX_ERROR_TEXT * 4));
+                            }
+                            default -> {
+                            }
+                        }
+                        if (type == Wire.STARTED && r != null) {
+                            r.registerReader(value);
+                        }
+                        add(type, id, value);
+                    }
+                    default -> throw new ProtocolException("unknown reply type " + type + " from the oracle");
+                }
+            }
+            if (delta != null && r != null) {
+                deltaBytes += delta.readableBytes();
+                r.apply(delta);
+            }
+            if (r != null && replica == null) {
+                replica = r;
+                hello.complete(r);
+            }
+            int errorIndex = 0;
+            for (int i = 0; i < count; i++) {
+                if (types[i] == Wire.ERROR && ids[i] == 0) {
+                    String text = errors.get(errorIndex++);
+                    connectionLost("the oracle at " + address + " closed the connection: " + text);
+                    channel.close();
+                    return;
+                }
+                complete(types[i], ids[i], values[i], types[i] == Wire.ERROR ? errors.get(errorIndex++) : null);
+            }
+        }
+
+        private CommitReplica readHello(ByteBuf in) {
+            short version = in.readShort();
+            if (version != Wire.VERSION) {
+                throw new ProtocolException("oracle speaks protocol version " + version);
+            }
+            long tInit = Varints.readUnsigned(in);
+            long tMax = Varints.readUnsigned(in);
+            Varints.readUnsigned(in); // max write set rows: enforced by the oracle
+            maxOutboundFrame = (int) Math.min(Varints.readUnsigned(in), 1 << 20);
+            int n = Varints.readBoundedInt(in, in.readableBytes(), "aborted set size");
+            long[] aborted = new long[n];
+            long previous = 0;
+            for (int i = 0; i < n; i++) {
+                previous += Varints.readUnsigned(in);
+                aborted[i] = previous;
+            }
+            return new CommitReplica(tInit, tMax, aborted);
+        }
+
+        private void add(byte type, long id, long value) {
+            if (count == ids.length) {
+                ids = java.util.Arrays.copyOf(ids, count * 2);
+                values = java.util.Arrays.copyOf(values, count * 2);
+                types = java.util.Arrays.copyOf(types, count * 2);
+            }
+            ids[count] = id;
+            values[count] = value;
+            types[count] = type;
+            count++;
+        }
+
+        private void complete(byte type, long id, long value, String error) {
+            Request req = inflight.remove(id);
+            if (req == null) {
+                return;
+            }
+            CommitReplica r = replica;
+            switch (type) {
+                case Wire.STARTED -> {
+                    startReplies++;
+                    req.future.complete(value);
+                }
+                case Wire.COMMITTED -> {
+                    r.unregisterReader(req.ts);
+                    req.future.complete(value);
+                }
+                case Wire.ABORTED -> {
+                    r.unregisterReader(req.ts);
+                    TransactionAbortedException.Reason reason = switch ((int) value) {
+                        case Wire.ABORT_CONFLICT -> TransactionAbortedException.Reason.CONFLICT;
+                        case Wire.ABORT_TOO_OLD -> TransactionAbortedException.Reason.TOO_OLD;
+                        default -> TransactionAbortedException.Reason.ALREADY_ABORTED;
+                    };
+                    req.future.completeExceptionally(new TransactionAbortedException(req.ts, reason));
+                }
+                case Wire.ACK -> {
+                    if (req.type == Wire.ABORT) {
+                        r.unregisterReader(req.ts);
+                    }
+                    req.future.complete(null);
+                }
+                case Wire.STATUS -> req.future.complete(
+                        TransactionStatus.fromWire((byte) (value >>> 56), value & 0x00FF_FFFF_FFFF_FFFFL));
+                case Wire.ERROR -> {
+                    if (req.type == Wire.COMMIT || req.type == Wire.ABORT) {
+                        r.unregisterReader(req.ts);
+                    }
+                    req.future.completeExceptionally(new OracleException((int) value, error));
+                }
+                default -> {
+                }
+            }
+        }
+    }
+
+    private final class Handler extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf frame = (ByteBuf) msg;
+            try {
+                decoder.decode(frame);
+            } catch (ProtocolException | IndexOutOfBoundsException e) {
+                connectionLost("malformed reply from the oracle at " + address + ": " + e.getMessage());
+                ctx.close();
+            } finally {
+                frame.release();
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            connectionLost("connection to the oracle at " + address + " was lost");
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            connectionLost("connection to the oracle at " + address + " failed: " + cause);
+            ctx.close();
+        }
+    }
+}

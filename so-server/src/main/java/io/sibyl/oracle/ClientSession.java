@@ -1,0 +1,138 @@
+package io.sibyl.oracle;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.sibyl.protocol.Frames;
+import io.sibyl.protocol.Varints;
+import io.sibyl.protocol.Wire;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One client connection as the oracle sees it: the replies the sequencer is collecting for it in the current block,
+ * and (on the connection's event loop) the pointer into the {@link ReplicationLog} of the last metadata it was sent.
+ */
+final class ClientSession {
+    private static final Logger LOG = LoggerFactory.getLogger(ClientSession.class);
+    /** Frames queued to the sequencer above which the connection stops reading (back-pressure). */
+    static final int MAX_QUEUED_FRAMES = 64;
+    static final int RESUME_QUEUED_FRAMES = 16;
+
+    final int id;
+    final Channel channel;
+    private final ReplicationLog log;
+    private final long maxLagBytes;
+    private final long pushIntervalNanos;
+    final AtomicInteger queuedFrames = new AtomicInteger();
+
+    // Owned by the sequencer thread.
+    ByteBuf pendingReplies;
+    ReplicationLog.Node startCursor;
+    boolean disconnected;
+
+    // Owned by the channel's event loop.
+    private ReplicationLog.Node cursor;
+    private long lastSendNanos = System.nanoTime();
+    private long replyFrames;
+    private long deltaBytes;
+
+    ClientSession(int id, Channel channel, ReplicationLog log, OracleConfig config) {
+        this.id = id;
+        this.channel = channel;
+        this.log = log;
+        this.maxLagBytes = config.maxLagBytes();
+        this.pushIntervalNanos = config.pushIntervalMillis() * 1_000_000L;
+    }
+
+    /** Sends replies released by the journal, preceded by every durable decision the client has not seen. */
+    void deliver(ByteBuf replies, ReplicationLog.Node handshakeCursor) {
+        if (!channel.eventLoop().inEventLoop()) {
+            channel.eventLoop().execute(() -> deliver(replies, handshakeCursor));
+            return;
+        }
+        if (handshakeCursor != null) {
+            cursor = handshakeCursor;
+        }
+        if (!channel.isActive() || cursor == null) {
+            replies.release();
+            return;
+        }
+        ReplicationLog.Node published = log.tail();
+        if (lagging(published)) {
+            replies.release();
+            return;
+        }
+        int deltaSize = (int) (published.endOffset() - cursor.endOffset());
+        ByteBuf frame = Frames.begin(channel.alloc(), replies.readableBytes() + deltaSize + 8);
+        frame.writeBytes(replies);
+        replies.release();
+        writeDelta(frame, published, deltaSize);
+        send(frame);
+    }
+
+    /** Pushes pending metadata to a connection that has been silent for the push interval; closes laggards. */
+    void pushIfSilent() {
+        if (cursor == null || !channel.isActive()) {
+            return;
+        }
+        ReplicationLog.Node published = log.tail();
+        if (published == cursor || lagging(published)) {
+            return;
+        }
+        if (System.nanoTime() - lastSendNanos >= pushIntervalNanos) {
+            int deltaSize = (int) (published.endOffset() - cursor.endOffset());
+            ByteBuf frame = Frames.begin(channel.alloc(), deltaSize + 8);
+            writeDelta(frame, published, deltaSize);
+            send(frame);
+        }
+    }
+
+    private boolean lagging(ReplicationLog.Node published) {
+        long lag = published.endOffset() - cursor.endOffset();
+        if (lag <= maxLagBytes && (channel.isWritable() || lag == 0)) {
+            return false;
+        }
+        String reason = channel.isWritable()
+                ? "connection fell " + lag + " bytes of commit metadata behind (max.lag.bytes=" + maxLagBytes
+                        + "); it was closed so that the oracle's memory stays bounded: reconnect"
+                : "client is not reading its replies (" + lag + " bytes of metadata pending); closing the connection";
+        LOG.warn("closing {}: {}", channel.remoteAddress(), reason);
+        cursor = log.tail(); // drop references to old blocks at once
+        channel.writeAndFlush(Frames.errorFrame(channel.alloc(), Wire.ERR_FELL_BEHIND, reason))
+                .addListener(ChannelFutureListener.CLOSE);
+        return true;
+    }
+
+    private void writeDelta(ByteBuf frame, ReplicationLog.Node published, int deltaSize) {
+        if (deltaSize == 0) {
+            cursor = published;
+            return;
+        }
+        frame.writeByte(Wire.DELTA);
+        Varints.writeUnsigned(frame, deltaSize);
+        ReplicationLog.Node n = cursor;
+        while (n != published) {
+            n = n.next;
+            frame.writeBytes(n.block);
+        }
+        cursor = published;
+        deltaBytes += deltaSize;
+    }
+
+    private void send(ByteBuf frame) {
+        lastSendNanos = System.nanoTime();
+        replyFrames++;
+        channel.writeAndFlush(Frames.end(frame), channel.voidPromise());
+    }
+
+    long deltaBytesSent() {
+        return deltaBytes;
+    }
+
+    long replyFramesSent() {
+        return replyFrames;
+    }
+}

@@ -1,0 +1,53 @@
+package io.sibyl.oracle;
+
+import io.netty.buffer.ByteBuf;
+import io.sibyl.protocol.ProtocolException;
+import io.sibyl.protocol.Varints;
+import io.sibyl.protocol.Wire;
+
+/**
+ * Checks a client frame completely on the I/O thread, so the sequencer only ever sees well-formed requests. A write
+ * set above the limit is well-formed (it gets an error reply); anything else wrong is a {@link ProtocolException}.
+ */
+final class FrameValidator {
+    private FrameValidator() {
+    }
+
+    static void validate(ByteBuf frame) {
+        ByteBuf in = frame.duplicate();
+        if (!in.isReadable()) {
+            throw new ProtocolException("empty frame");
+        }
+        while (in.isReadable()) {
+            int at = in.readerIndex() - frame.readerIndex();
+            byte type = in.readByte();
+            try {
+                Varints.readUnsigned(in);
+                switch (type) {
+                    case Wire.BEGIN -> {
+                    }
+                    case Wire.COMMIT -> {
+                        timestamp(in);
+                        long count = Varints.readUnsigned(in);
+                        if (count < 0 || count * 8 > in.readableBytes()) {
+                            throw new ProtocolException("commit declares " + count + " rows but only "
+                                    + in.readableBytes() + " bytes follow");
+                        }
+                        in.skipBytes((int) count * 8);
+                    }
+                    case Wire.ABORT, Wire.CLEANED_UP, Wire.FINISH, Wire.QUERY -> timestamp(in);
+                    default -> throw new ProtocolException("unknown message type " + type);
+                }
+            } catch (ProtocolException e) {
+                throw new ProtocolException("malformed frame at byte " + at + ": " + e.getMessage());
+            }
+        }
+    }
+
+    private static void timestamp(ByteBuf in) {
+        long ts = Varints.readUnsigned(in);
+        if (ts <= 0) {
+            throw new ProtocolException("timestamp must be positive, got " + ts);
+        }
+    }
+}

@@ -1,0 +1,270 @@
+package io.sibyl.oracle;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.sibyl.protocol.Frames;
+import io.sibyl.protocol.ProtocolException;
+import io.sibyl.protocol.Varints;
+import io.sibyl.protocol.Wire;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The oracle's single decision thread. I/O threads enqueue validated frames; this thread applies them to the
+ * {@link OracleState} in arrival order, writes each reply into its session's buffer, and seals the decisions into a
+ * block when the queue runs dry or the block is full. The sealed block goes to the {@link Journal}; when the journal
+ * acknowledges it the block is published for replication and the replies are released.
+ */
+final class Sequencer implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(Sequencer.class);
+    private static final int SPINS_BEFORE_PARK = 200;
+
+    /** Work for the sequencer. */
+    record Inbound(int kind, ClientSession session, ByteBuf frame) {
+        static final int HANDSHAKE = 1;
+        static final int FRAME = 2;
+        static final int DISCONNECT = 3;
+    }
+
+    private final ConcurrentLinkedQueue<Inbound> queue = new ConcurrentLinkedQueue<>();
+    private final OracleState state;
+    private final Journal journal;
+    private final ReplicationLog log;
+    private final OracleConfig config;
+    private final ByteBufAllocator alloc;
+    private final ArrayList<ClientSession> touched = new ArrayList<>();
+    private long[] rows = new long[64];
+    private volatile boolean sleeping;
+    private volatile boolean stopping;
+    private volatile Thread thread;
+    private long handshakeCursorUsers;
+
+    Sequencer(OracleState state, Journal journal, ReplicationLog log, OracleConfig config, ByteBufAllocator alloc) {
+        this.state = state;
+        this.journal = journal;
+        this.log = log;
+        this.config = config;
+        this.alloc = alloc;
+    }
+
+    void enqueue(Inbound item) {
+        queue.offer(item);
+        if (sleeping) {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    void stop() {
+        stopping = true;
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    @Override
+    public void run() {
+        thread = Thread.currentThread();
+        int idleSpins = 0;
+        while (!stopping) {
+            Inbound item = queue.poll();
+            if (item == null) {
+                if (!touched.isEmpty() || state.pendingRecords() > 0) {
+                    sealBlock();
+                    continue;
+                }
+                if (idleSpins++ < SPINS_BEFORE_PARK) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                sleeping = true;
+                if (queue.isEmpty() && !stopping) {
+                    LockSupport.parkNanos(1_000_000L);
+                }
+                sleeping = false;
+                idleSpins = 0;
+                continue;
+            }
+            idleSpins = 0;
+            try {
+                process(item);
+            } catch (RuntimeException e) {
+                LOG.error("sequencer failed on a request from session {}", item.session().id, e);
+            }
+            if (state.pendingRecords() >= config.maxBlockRecords()) {
+                sealBlock();
+            }
+        }
+        sealBlock();
+    }
+
+    private void process(Inbound item) {
+        ClientSession session = item.session();
+        switch (item.kind()) {
+            case Inbound.HANDSHAKE -> hello(session);
+            case Inbound.DISCONNECT -> {
+                session.disconnected = true;
+                state.disconnect(session.id);
+            }
+            case Inbound.FRAME -> {
+                ByteBuf frame = item.frame();
+                try {
+                    if (!session.disconnected) {
+                        handleFrame(session, frame);
+                    }
+                } finally {
+                    frame.release();
+                    int left = session.queuedFrames.decrementAndGet();
+                    if (left == ClientSession.RESUME_QUEUED_FRAMES) {
+                        session.channel.eventLoop().execute(() -> session.channel.config().setAutoRead(true));
+                    }
+                }
+            }
+            default -> throw new IllegalStateException("unknown inbound kind " + item.kind());
+        }
+    }
+
+    private ByteBuf out(ClientSession session) {
+        if (session.pendingReplies == null) {
+            session.pendingReplies = alloc.buffer(256);
+            touched.add(session);
+        }
+        return session.pendingReplies;
+    }
+
+    private void hello(ClientSession session) {
+        session.startCursor = log.tail();
+        handshakeCursorUsers++;
+        long[] aborted = new long[state.abortedCount()];
+        int[] n = {0};
+        state.forEachAborted(ts -> aborted[n[0]++] = ts);
+        Arrays.sort(aborted);
+        ByteBuf out = out(session);
+        out.writeByte(Wire.HELLO);
+        out.writeShort(Wire.VERSION);
+        Varints.writeUnsigned(out, state.clock() + 1);
+        Varints.writeUnsigned(out, state.tMax());
+        Varints.writeUnsigned(out, config.maxWriteSetRows());
+        Varints.writeUnsigned(out, config.maxFrameBytes());
+        Varints.writeUnsigned(out, aborted.length);
+        long previous = 0;
+        for (long ts : aborted) {
+            Varints.writeUnsigned(out, ts - previous);
+            previous = ts;
+        }
+    }
+
+    private void handleFrame(ClientSession session, ByteBuf in) {
+        while (in.isReadable()) {
+            byte type = in.readByte();
+            long id = Varints.readUnsigned(in);
+            switch (type) {
+                case Wire.BEGIN -> {
+                    long ts = state.begin(session.id);
+                    ByteBuf out = out(session);
+                    out.writeByte(Wire.STARTED);
+                    Varints.writeUnsigned(out, id);
+                    Varints.writeUnsigned(out, ts);
+                }
+                case Wire.COMMIT -> commit(session, id, in);
+                case Wire.ABORT -> {
+                    state.abort(Varints.readUnsigned(in));
+                    ack(session, id);
+                }
+                case Wire.CLEANED_UP -> {
+                    state.cleanedUp(Varints.readUnsigned(in));
+                    ack(session, id);
+                }
+                case Wire.FINISH -> state.finish(Varints.readUnsigned(in));
+                case Wire.QUERY -> {
+                    long ts = Varints.readUnsigned(in);
+                    ByteBuf out = out(session);
+                    out.writeByte(Wire.STATUS);
+                    Varints.writeUnsigned(out, id);
+                    out.writeByte(state.status(ts));
+                    Varints.writeUnsigned(out, state.commitTimestampOf(ts));
+                }
+                default -> throw new ProtocolException("unknown message type " + type); // validated before
+            }
+        }
+    }
+
+    private void commit(ClientSession session, long id, ByteBuf in) {
+        long startTs = Varints.readUnsigned(in);
+        int count = (int) Varints.readUnsigned(in);
+        ByteBuf out = out(session);
+        if (count > config.maxWriteSetRows()) {
+            in.skipBytes(count * 8);
+            state.abort(startTs);
+            Frames.writeError(out, id, Wire.ERR_TOO_LARGE, "write set of " + count + " rows exceeds max.write.set.rows="
+                    + config.maxWriteSetRows() + "; transaction " + startTs + " was aborted: split it into smaller"
+                    + " transactions or raise the limit on the oracle");
+            return;
+        }
+        if (rows.length < count) {
+            rows = new long[Math.max(count, rows.length * 2)];
+        }
+        for (int i = 0; i < count; i++) {
+            rows[i] = in.readLong();
+        }
+        long result = state.commit(startTs, rows, count);
+        if (result > 0) {
+            out.writeByte(Wire.COMMITTED);
+            Varints.writeUnsigned(out, id);
+            Varints.writeUnsigned(out, result);
+        } else if (result == OracleState.UNKNOWN) {
+            Frames.writeError(out, id, Wire.ERR_UNKNOWN_TRANSACTION, "no running transaction started at " + startTs
+                    + " (it may have finished already, or belong to an oracle that was restarted)");
+        } else {
+            out.writeByte(Wire.ABORTED);
+            Varints.writeUnsigned(out, id);
+            out.writeByte((int) -result);
+        }
+    }
+
+    private void ack(ClientSession session, long id) {
+        ByteBuf out = out(session);
+        out.writeByte(Wire.ACK);
+        Varints.writeUnsigned(out, id);
+    }
+
+    private void sealBlock() {
+        byte[] block = state.sealBlock();
+        if (block == null && touched.isEmpty()) {
+            return;
+        }
+        int n = touched.size();
+        ClientSession[] sessions = touched.toArray(new ClientSession[n]);
+        ByteBuf[] replies = new ByteBuf[n];
+        ReplicationLog.Node[] cursors = handshakeCursorUsers > 0 ? new ReplicationLog.Node[n] : null;
+        for (int i = 0; i < n; i++) {
+            ClientSession s = sessions[i];
+            replies[i] = s.pendingReplies;
+            s.pendingReplies = null;
+            if (cursors != null) {
+                cursors[i] = s.startCursor;
+                s.startCursor = null;
+            }
+        }
+        handshakeCursorUsers = 0;
+        touched.clear();
+        journal.append(block, () -> {
+            if (block != null) {
+                log.publish(block);
+            }
+            for (int i = 0; i < n; i++) {
+                sessions[i].deliver(replies[i], cursors == null ? null : cursors[i]);
+            }
+        });
+    }
+
+    /** Frames waiting for the sequencer. */
+    int queued() {
+        return queue.size();
+    }
+}
