@@ -17,6 +17,11 @@ public final class OracleServerMain {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
+            System.out.println("usage: so-server [--config FILE] [--key=value ...]; settings and defaults:");
+            OracleConfig.defaults().describe().forEach((k, v) -> System.out.println("  " + k + " = " + v));
+            return;
+        }
         OracleConfig config;
         try {
             config = parse(args);
