@@ -80,14 +80,14 @@ public final class OracleState {
      * Returns the commit timestamp, or one of the negative codes above.
      */
     public long commit(long startTs, long[] rowIds, int count) {
-        long previous = commits.commitTsOf(startTs);
-        if (previous != 0) {
-            return previous; // a retried commit: answer what was decided
-        }
         int state = running.finish(startTs);
         if (state != RunningTransactions.RUNNING) {
             if (state == RunningTransactions.ABORTED_BY_TMAX) {
                 return TOO_OLD;
+            }
+            long previous = commits.commitTsOf(startTs);
+            if (previous != 0) {
+                return previous; // a retried commit: answer what was decided
             }
             return aborted.contains(startTs) ? ALREADY_ABORTED : startTs < tMax ? TOO_OLD : UNKNOWN;
         }
