@@ -35,6 +35,7 @@ final class ClientSession {
 
     // Owned by the channel's event loop.
     private ReplicationLog.Node cursor;
+    private boolean closing;
     private long lastSendNanos = System.nanoTime();
     private long replyFrames;
     private long deltaBytes;
@@ -91,18 +92,27 @@ final class ClientSession {
     }
 
     private boolean lagging(ReplicationLog.Node published) {
+        if (closing) {
+            return true;
+        }
         long lag = published.endOffset() - cursor.endOffset();
         if (lag <= maxLagBytes && (channel.isWritable() || lag == 0)) {
             return false;
         }
-        String reason = channel.isWritable()
-                ? "connection fell " + lag + " bytes of commit metadata behind (max.lag.bytes=" + maxLagBytes
-                        + "); it was closed so that the oracle's memory stays bounded: reconnect"
-                : "client is not reading its replies (" + lag + " bytes of metadata pending); closing the connection";
-        LOG.warn("closing {}: {}", channel.remoteAddress(), reason);
+        closing = true;
         cursor = log.tail(); // drop references to old blocks at once
-        channel.writeAndFlush(Frames.errorFrame(channel.alloc(), Wire.ERR_FELL_BEHIND, reason))
-                .addListener(ChannelFutureListener.CLOSE);
+        if (channel.isWritable()) {
+            String reason = "connection fell " + lag + " bytes of commit metadata behind (max.lag.bytes=" + maxLagBytes
+                    + "); it was closed so that the oracle's memory stays bounded: reconnect";
+            LOG.warn("closing {}: {}", channel.remoteAddress(), reason);
+            channel.writeAndFlush(Frames.errorFrame(channel.alloc(), Wire.ERR_FELL_BEHIND, reason))
+                    .addListener(ChannelFutureListener.CLOSE);
+        } else {
+            // An error frame would queue behind the backlog the client is not reading: close at once.
+            LOG.warn("closing {}: client is not reading its replies ({} bytes of metadata pending)",
+                    channel.remoteAddress(), lag);
+            channel.close();
+        }
         return true;
     }
 

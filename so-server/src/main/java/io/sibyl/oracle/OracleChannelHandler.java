@@ -65,6 +65,10 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             FrameValidator.validate(frame);
+        } catch (VersionMismatch e) {
+            frame.release();
+            fail(ctx, Wire.ERR_VERSION, e.getMessage());
+            return;
         } catch (ProtocolException e) {
             frame.release();
             fail(ctx, Wire.ERR_MALFORMED, e.getMessage());
@@ -88,8 +92,17 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         }
         short version = frame.readShort();
         if (version != Wire.VERSION) {
-            throw new ProtocolException("client speaks protocol version " + version + " but this oracle speaks "
+            throw new VersionMismatch("client speaks protocol version " + version + " but this oracle speaks "
                     + Wire.VERSION + "; upgrade the older side");
+        }
+    }
+
+    /** The peer is a Sibyl client of another protocol version. */
+    private static final class VersionMismatch extends ProtocolException {
+        private static final long serialVersionUID = 1L;
+
+        VersionMismatch(String message) {
+            super(message);
         }
     }
 
