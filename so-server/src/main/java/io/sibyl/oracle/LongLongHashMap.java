@@ -25,6 +25,9 @@ public final class LongLongHashMap {
 
     /** Returns the value for {@code key}, or {@code missing} when absent. */
     public long get(long key, long missing) {
+        if (key == 0) {
+            return missing;
+        }
         int i = spread(key) & mask;
         while (true) {
             long k = keys[i];

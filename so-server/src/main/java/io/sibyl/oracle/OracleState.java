@@ -19,6 +19,8 @@ public final class OracleState {
     public static final long ALREADY_ABORTED = -Wire.ABORT_ALREADY_ABORTED;
     /** Result of {@link #commit} when the start timestamp is of no transaction the oracle knows. */
     public static final long UNKNOWN = -100;
+    /** Result of {@link #begin} when the running-transaction limit is reached. */
+    public static final long OVERLOADED = -101;
 
     private final ConflictTable conflicts;
     private final RecentCommits commits;
@@ -65,10 +67,14 @@ public final class OracleState {
         return ts;
     }
 
-    /** Hands out a start timestamp and registers the transaction as running on behalf of {@code owner}. */
+    /**
+     * Hands out a start timestamp and registers the transaction as running on behalf of {@code owner}. Returns
+     * {@link #OVERLOADED} when {@code max.running.transactions} are running: evicting one would silently break its
+     * snapshot, so the new transaction is refused instead.
+     */
     public long begin(int owner) {
         if (running.isFull()) {
-            running.evictOldest(recordAbort);
+            return OVERLOADED;
         }
         long ts = nextTimestamp();
         running.add(ts, owner);
@@ -89,7 +95,9 @@ public final class OracleState {
             if (previous != 0) {
                 return previous; // a retried commit: answer what was decided
             }
-            return aborted.contains(startTs) ? ALREADY_ABORTED : startTs < tMax ? TOO_OLD : UNKNOWN;
+            // Not running, not aborted, commit timestamp not remembered: it may have committed before T_max, so
+            // "too old" could be a lie; the client must ask with a commit query.
+            return aborted.contains(startTs) ? ALREADY_ABORTED : UNKNOWN;
         }
         if (startTs < tMax) {
             recordAbort(startTs);
@@ -221,8 +229,13 @@ public final class OracleState {
         return aborted.size();
     }
 
-    public int runningSlots() {
-        return running.occupied();
+    /** Transactions started and not finished. */
+    public int runningCount() {
+        return running.live();
+    }
+
+    public int maxRunning() {
+        return running.capacity();
     }
 
     public int recentCommitCount() {

@@ -6,7 +6,10 @@ package io.sibyl.oracle;
  * search, the low watermark is the head, and the transactions T_max has passed are a prefix.
  *
  * <p>A transaction T_max passed is aborted (it can no longer commit) but stays here until its client finishes it, so
- * that the low watermark still protects the versions its snapshot reads. Owned by the sequencer thread.
+ * that the low watermark still protects the versions its snapshot reads. A running transaction is never evicted:
+ * at the limit new transactions are refused instead. Finished transactions in the middle of the ring give their
+ * slots back when the ring is compacted (the ring has room for twice the limit, so compaction is amortized O(1)).
+ * Owned by the sequencer thread.
  */
 public final class RunningTransactions {
     /** Result of {@link #finish}: the transaction was running and may commit. */
@@ -22,43 +25,73 @@ public final class RunningTransactions {
     private final int[] owners;
     private final byte[] states;
     private final int mask;
+    private final int maxLive;
+    private int live;
     private long head;
     private long tail;
     /** Every entry below this index has already been compared with T_max. */
     private long tMaxScanned;
 
-    /** @param capacity maximum number of running transactions; rounded up to a power of two. */
-    public RunningTransactions(int capacity) {
-        int size = Integer.highestOneBit(Math.max(2, capacity) - 1) << 1;
+    /** @param maxLive maximum number of running transactions. */
+    public RunningTransactions(int maxLive) {
+        this.maxLive = maxLive;
+        int size = Integer.highestOneBit(Math.max(2, maxLive) * 2 - 1) << 1;
         startTs = new long[size];
         owners = new int[size];
         states = new byte[size];
         mask = size - 1;
     }
 
+    /** Maximum number of running transactions. */
     public int capacity() {
-        return startTs.length;
+        return maxLive;
     }
 
     public boolean isFull() {
-        return tail - head == startTs.length;
+        return live >= maxLive;
     }
 
-    /** Number of ring slots in use (finished transactions in the middle still hold theirs until the head passes). */
-    public int occupied() {
-        return (int) (tail - head);
+    /** Transactions started and not yet finished (including those T_max aborted). */
+    public int live() {
+        return live;
     }
 
-    /** Adds a transaction; its start timestamp must exceed every one added before. The ring must not be full. */
+    /** Adds a transaction; its start timestamp must exceed every one added before. Must not be {@link #isFull()}. */
     public void add(long ts, int owner) {
         if (isFull()) {
-            throw new IllegalStateException("running transaction ring is full");
+            throw new IllegalStateException("running transaction limit of " + maxLive + " reached");
+        }
+        if (tail - head == startTs.length) {
+            compact();
         }
         int i = (int) (tail & mask);
         startTs[i] = ts;
         owners[i] = owner;
         states[i] = (byte) RUNNING;
         tail++;
+        live++;
+    }
+
+    /** Squeezes finished entries out of the ring, keeping start order. */
+    private void compact() {
+        long write = head;
+        long newScanned = head;
+        for (long read = head; read < tail; read++) {
+            int r = (int) (read & mask);
+            if (states[r] == DONE) {
+                continue;
+            }
+            if (read < tMaxScanned) {
+                newScanned++;
+            }
+            int w = (int) (write & mask);
+            startTs[w] = startTs[r];
+            owners[w] = owners[r];
+            states[w] = states[r];
+            write++;
+        }
+        tail = write;
+        tMaxScanned = newScanned;
     }
 
     /** Marks {@code ts} finished and returns the state it was in ({@link #RUNNING}, {@link #ABORTED_BY_TMAX}). */
@@ -70,6 +103,7 @@ public final class RunningTransactions {
         int i = (int) (index & mask);
         int state = states[i];
         states[i] = DONE;
+        live--;
         compactHead();
         return state;
     }
@@ -124,21 +158,6 @@ public final class RunningTransactions {
         }
     }
 
-    /**
-     * Removes the oldest transaction to make room; returns its start timestamp and reports it to {@code aborted} if it
-     * was still allowed to commit.
-     */
-    public long evictOldest(TimestampSink aborted) {
-        int i = (int) (head & mask);
-        long ts = startTs[i];
-        if (states[i] == RUNNING) {
-            aborted.accept(ts);
-        }
-        states[i] = DONE;
-        compactHead();
-        return ts;
-    }
-
     /** Finishes every transaction of {@code owner}; those still allowed to commit are reported to {@code aborted}. */
     public void finishAllOf(int owner, TimestampSink aborted) {
         for (long index = head; index < tail; index++) {
@@ -148,6 +167,7 @@ public final class RunningTransactions {
                     aborted.accept(startTs[i]);
                 }
                 states[i] = DONE;
+                live--;
             }
         }
         compactHead();

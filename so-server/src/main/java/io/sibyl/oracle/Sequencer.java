@@ -167,6 +167,12 @@ final class Sequencer implements Runnable {
                 case Wire.BEGIN -> {
                     long ts = state.begin(session.id);
                     ByteBuf out = out(session);
+                    if (ts == OracleState.OVERLOADED) {
+                        Frames.writeError(out, id, Wire.ERR_OVERLOADED, state.runningCount() + " transactions are"
+                                + " running, the limit (max.running.transactions=" + state.maxRunning() + "): finish"
+                                + " or roll back open transactions, or raise the limit on the oracle");
+                        continue;
+                    }
                     out.writeByte(Wire.STARTED);
                     Varints.writeUnsigned(out, id);
                     Varints.writeUnsigned(out, ts);

@@ -182,10 +182,15 @@ public final class OracleClient implements AutoCloseable {
             case VISIBLE -> CompletableFuture.completedFuture(Boolean.TRUE);
             case INVISIBLE -> CompletableFuture.completedFuture(Boolean.FALSE);
             case ASK_ORACLE -> query(writerTs).thenApply(status -> {
+                // The reply's metadata was applied first: if the writer committed after this connection began, the
+                // replica knows it now and its answer (which honours the reader's snapshot) takes precedence.
+                Visibility now = r.inSnapshot(writerTs, readerTs);
+                if (now != Visibility.ASK_ORACLE) {
+                    return now == Visibility.VISIBLE;
+                }
                 if (status.isCommitted()) {
-                    r.rememberCommittedBeforeInit(writerTs);
-                    return status.state() == TransactionStatus.State.COMMITTED_LONG_AGO
-                            || status.commitTimestamp() < readerTs;
+                    r.rememberCommittedBeforeInit(writerTs); // committed before T_init, so before every local reader
+                    return true;
                 }
                 return false;
             });
