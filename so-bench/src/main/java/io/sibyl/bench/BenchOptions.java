@@ -1,0 +1,290 @@
+package io.sibyl.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/** The settings of one so-bench run, parsed from {@code --flag value} or {@code --flag=value} arguments. */
+final class BenchOptions {
+    /** How write-set sizes are drawn. */
+    enum SizeDistribution { FIXED, UNIFORM }
+
+    /** How keys are drawn. */
+    enum KeyDistribution { UNIFORM, ZIPFIAN }
+
+    private static final Set<String> VALUED_FLAGS = Set.of("connections", "window", "write-set", "write-set-dist",
+            "keys", "key-dist", "zipf-theta", "read-only-fraction", "duration", "warmup", "oracle", "oracle-setting",
+            "rate", "io-threads", "server-pid", "label", "progress");
+
+    int connections = 1;
+    int window = 256;
+    int writeSet = 8;
+    SizeDistribution writeSetDistribution = SizeDistribution.FIXED;
+    long keys = 20_000_000;
+    KeyDistribution keyDistribution = KeyDistribution.UNIFORM;
+    double zipfTheta = 0.99;
+    double readOnlyFraction = 0;
+    double durationSeconds = 30;
+    double warmupSeconds = 10;
+    /** Null for an oracle started in this JVM. */
+    String oracleHost;
+    int oraclePort;
+    /** Transactions per second over all slots; 0 = as fast as the replies come (saturation). */
+    double rate;
+    int ioThreads = 1;
+    /** Process id of a separate oracle whose CPU is reported; 0 = none. */
+    long serverPid;
+    String label = "sibyl";
+    /** Seconds between progress lines during the measurement. */
+    double progressSeconds = 5;
+    /** {@code key=value} settings for an in-process oracle (keys of OracleConfig.describe()). */
+    final List<String> oracleSettings = new ArrayList<>();
+    boolean help;
+
+    boolean inProcess() {
+        return oracleHost == null;
+    }
+
+    /** Largest write set the size distribution can draw. */
+    int maxWriteSet() {
+        return writeSetDistribution == SizeDistribution.FIXED ? writeSet : 2 * writeSet - 1;
+    }
+
+    static String usage() {
+        return String.join("\n",
+                "usage: so-bench [flags]   (flags take '--flag value' or '--flag=value')",
+                "Closed-loop load on the Sibyl status oracle: W transaction slots spread over C connections, each",
+                "looping begin -> commit of K distinct rows (or finish, if read-only) -> next transaction.",
+                "  --connections C          client connections to the oracle (1)",
+                "  --window W               outstanding transactions in total, spread over the connections (256)",
+                "  --write-set K            rows written per transaction (8)",
+                "  --write-set-dist D       fixed | uniform (uniform: 1..2K-1, mean K) (fixed)",
+                "  --keys N                 key space; suffixes k, M, G allowed (20M)",
+                "  --key-dist D             uniform | zipfian (uniform)",
+                "  --zipf-theta T           skew of the zipfian distribution, 0 < T < 1 (0.99)",
+                "  --read-only-fraction F   share of transactions that write nothing and just finish (0)",
+                "  --duration S             measured seconds (30)",
+                "  --warmup S               seconds of load before measuring (10)",
+                "  --oracle HOST:PORT       oracle to drive, or 'in-process' to start one in this JVM (in-process)",
+                "  --in-process             same as --oracle in-process",
+                "  --oracle-setting K=V     setting for the in-process oracle, e.g. conflict.table.rows=4194304",
+                "                           (repeatable; keys as in 'so-server --help')",
+                "  --rate R                 target transactions/s over all slots; latency is then measured from each",
+                "                           transaction's scheduled start (no coordinated omission) (unlimited)",
+                "  --io-threads T           client I/O threads shared by the connections (1)",
+                "  --server-pid PID         process id of a separate oracle, to report its CPU from /proc/PID/stat",
+                "  --label TEXT             name put in the RESULT line (sibyl)",
+                "  --progress S             seconds between progress lines while measuring (5)",
+                "  --help                   this text",
+                "Prints throughput, begin / commit / whole-transaction latency percentiles, abort rate, commit",
+                "metadata piggybacked per begin reply and CPU, then one machine-readable RESULT line.");
+    }
+
+    static BenchOptions parse(String[] args) throws UsageException {
+        BenchOptions o = new BenchOptions();
+        for (String arg : args) {
+            if (arg.equals("--help") || arg.equals("-h")) {
+                o.help = true;
+                return o;
+            }
+        }
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (!arg.startsWith("--") || arg.length() == 2) {
+                throw new UsageException("unexpected argument '" + arg + "' (flags start with --)");
+            }
+            String name = arg.substring(2);
+            String value = null;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            }
+            if (name.equals("in-process")) {
+                if (value != null) {
+                    throw new UsageException("--in-process takes no value");
+                }
+                o.oracleHost = null;
+                continue;
+            }
+            if (!VALUED_FLAGS.contains(name)) {
+                throw new UsageException("unknown flag --" + name);
+            }
+            if (value == null) {
+                if (i + 1 >= args.length) {
+                    throw new UsageException("--" + name + " needs a value");
+                }
+                value = args[++i];
+            }
+            o.set(name, value.trim());
+        }
+        o.validate();
+        return o;
+    }
+
+    private void set(String name, String v) throws UsageException {
+        switch (name) {
+            case "connections" -> connections = (int) whole(name, v, 1, 100_000);
+            case "window" -> window = (int) whole(name, v, 1, 10_000_000);
+            case "write-set" -> writeSet = (int) whole(name, v, 1, 1 << 20);
+            case "write-set-dist" -> writeSetDistribution = switch (v.toLowerCase(Locale.ROOT)) {
+                case "fixed" -> SizeDistribution.FIXED;
+                case "uniform" -> SizeDistribution.UNIFORM;
+                default -> throw new UsageException("--write-set-dist must be fixed or uniform, got '" + v + "'");
+            };
+            case "keys" -> keys = whole(name, v, 1, Long.MAX_VALUE / 2);
+            case "key-dist" -> keyDistribution = switch (v.toLowerCase(Locale.ROOT)) {
+                case "uniform" -> KeyDistribution.UNIFORM;
+                case "zipfian", "zipf" -> KeyDistribution.ZIPFIAN;
+                default -> throw new UsageException("--key-dist must be uniform or zipfian, got '" + v + "'");
+            };
+            case "zipf-theta" -> {
+                zipfTheta = decimal(name, v);
+                if (!(zipfTheta > 0 && zipfTheta < 1)) {
+                    throw new UsageException("--zipf-theta must be between 0 and 1 (exclusive), got " + v);
+                }
+            }
+            case "read-only-fraction" -> {
+                readOnlyFraction = decimal(name, v);
+                if (!(readOnlyFraction >= 0 && readOnlyFraction <= 1)) {
+                    throw new UsageException("--read-only-fraction must be between 0 and 1, got " + v);
+                }
+            }
+            case "duration" -> {
+                durationSeconds = decimal(name, v);
+                if (!(durationSeconds > 0 && durationSeconds <= 86_400)) {
+                    throw new UsageException("--duration must be more than 0 seconds (at most a day), got " + v);
+                }
+            }
+            case "warmup" -> {
+                warmupSeconds = decimal(name, v);
+                if (!(warmupSeconds >= 0 && warmupSeconds <= 86_400)) {
+                    throw new UsageException("--warmup must be 0 or more seconds (at most a day), got " + v);
+                }
+            }
+            case "oracle" -> oracle(v);
+            case "oracle-setting" -> {
+                int eq = v.indexOf('=');
+                if (eq <= 0) {
+                    throw new UsageException("--oracle-setting takes key=value, got '" + v + "'");
+                }
+                oracleSettings.add(v);
+            }
+            case "rate" -> {
+                rate = multiplied(name, v);
+                if (!(rate > 0 && rate <= 1e9)) {
+                    throw new UsageException("--rate must be a positive number of transactions per second, got " + v);
+                }
+            }
+            case "io-threads" -> ioThreads = (int) whole(name, v, 1, 256);
+            case "server-pid" -> serverPid = whole(name, v, 1, Long.MAX_VALUE);
+            case "label" -> {
+                if (v.isEmpty() || v.chars().anyMatch(Character::isWhitespace)) {
+                    throw new UsageException("--label must be one word without spaces (it goes into the RESULT line),"
+                            + " got '" + v + "'");
+                }
+                label = v;
+            }
+            case "progress" -> {
+                progressSeconds = decimal(name, v);
+                if (!(progressSeconds >= 0.1)) {
+                    throw new UsageException("--progress must be at least 0.1 seconds, got " + v);
+                }
+            }
+            default -> throw new UsageException("unknown flag --" + name);
+        }
+    }
+
+    private void oracle(String v) throws UsageException {
+        if (v.equalsIgnoreCase("in-process")) {
+            oracleHost = null;
+            return;
+        }
+        int colon = v.lastIndexOf(':');
+        if (colon <= 0 || colon == v.length() - 1) {
+            throw new UsageException("--oracle takes HOST:PORT or in-process, got '" + v + "'");
+        }
+        String host = v.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        oracleHost = host;
+        oraclePort = (int) whole("oracle port", v.substring(colon + 1), 1, 65535);
+    }
+
+    private void validate() throws UsageException {
+        if (window < connections) {
+            throw new UsageException("--window " + window + " is smaller than --connections " + connections
+                    + ": every connection needs at least one outstanding transaction");
+        }
+        if (keys < maxWriteSet()) {
+            throw new UsageException("--keys " + keys + " is smaller than the largest write set (" + maxWriteSet()
+                    + " distinct rows)");
+        }
+        if (keyDistribution == KeyDistribution.ZIPFIAN && keys > Integer.MAX_VALUE) {
+            throw new UsageException("--key-dist zipfian supports at most " + Integer.MAX_VALUE + " keys");
+        }
+        if (!oracleSettings.isEmpty() && !inProcess()) {
+            throw new UsageException("--oracle-setting applies only to an in-process oracle; set a separate oracle's"
+                    + " settings on its own command line");
+        }
+        if (serverPid != 0 && !Files.isReadable(Path.of("/proc/" + serverPid + "/stat"))) {
+            throw new UsageException("--server-pid " + serverPid + ": no such process (cannot read /proc/"
+                    + serverPid + "/stat)");
+        }
+    }
+
+    private static long whole(String name, String v, long min, long max) throws UsageException {
+        double d = multiplied(name, v);
+        if (d != Math.rint(d) || d < min || d > max) {
+            throw new UsageException("--" + name + " must be a whole number from " + min + " to " + max
+                    + ", got '" + v + "'");
+        }
+        return (long) d;
+    }
+
+    /** A number with an optional k / M / G suffix (thousands, millions, billions). */
+    private static double multiplied(String name, String v) throws UsageException {
+        String s = v.replace("_", "");
+        double factor = 1;
+        if (!s.isEmpty()) {
+            char last = s.charAt(s.length() - 1);
+            factor = switch (last) {
+                case 'k', 'K' -> 1e3;
+                case 'm', 'M' -> 1e6;
+                case 'g', 'G' -> 1e9;
+                default -> 1;
+            };
+            if (factor != 1) {
+                s = s.substring(0, s.length() - 1);
+            }
+        }
+        return decimal(name, s) * factor;
+    }
+
+    private static double decimal(String name, String v) throws UsageException {
+        try {
+            double d = Double.parseDouble(v);
+            if (Double.isNaN(d) || Double.isInfinite(d)) {
+                throw new NumberFormatException();
+            }
+            return d;
+        } catch (NumberFormatException e) {
+            throw new UsageException("--" + name + " must be a number, got '" + v + "'");
+        }
+    }
+
+    /** One line describing the workload, for the report. */
+    String describeWorkload() {
+        String sizes = writeSetDistribution == SizeDistribution.FIXED ? "fixed " + writeSet
+                : "uniform 1.." + maxWriteSet() + " (mean " + writeSet + ")";
+        String dist = keyDistribution == KeyDistribution.UNIFORM ? "uniform"
+                : "zipfian(theta=" + zipfTheta + ")";
+        return String.format(Locale.ROOT, "connections=%d window=%d write-set=%s keys=%d key-dist=%s read-only=%s"
+                        + " rate=%s io-threads=%d", connections, window, sizes, keys, dist, readOnlyFraction,
+                rate > 0 ? String.format(Locale.ROOT, "%.0f/s", rate) : "unlimited", ioThreads);
+    }
+}

@@ -1,0 +1,110 @@
+package io.sibyl.bench;
+
+import io.netty.channel.EventLoopGroup;
+import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.client.oracle.TransactionAbortedException;
+
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+
+/**
+ * One outstanding transaction at a time: begin, then commit a write set (or finish, if read-only), then the next.
+ * Everything after the first start runs on the connection's I/O thread, where the client completes its futures;
+ * the slot's fields are touched by that thread only, so they need no synchronisation.
+ */
+final class Slot {
+    private static final long RETRY_AFTER_ERROR_NANOS = 10_000_000L;
+
+    private final OracleClient client;
+    private final EventLoopGroup loop;
+    private final LoadDriver driver;
+    private final Metrics metrics;
+    private final Runnable beginTask = this::begin;
+    private final Runnable nextTask = this::next;
+    private final BiConsumer<Long, Throwable> onBegin = this::onBegin;
+    private final BiConsumer<Long, Throwable> onCommit = this::onCommit;
+    /** Scheduled start (or actual begin time, when unlimited) of the current transaction. */
+    private long start;
+    private long commitSent;
+
+    Slot(OracleClient client, EventLoopGroup loop, LoadDriver driver) {
+        this.client = client;
+        this.loop = loop;
+        this.driver = driver;
+        this.metrics = driver.metrics();
+    }
+
+    /** Starts the loop on the slot's I/O thread. */
+    void launch() {
+        loop.execute(nextTask);
+    }
+
+    private void next() {
+        if (driver.stopping()) {
+            return;
+        }
+        long now = System.nanoTime();
+        start = driver.pacer().next(now);
+        long wait = start - now;
+        if (wait > 0) {
+            loop.schedule(beginTask, wait, TimeUnit.NANOSECONDS);
+        } else {
+            begin();
+        }
+    }
+
+    private void begin() {
+        if (!driver.pacer().limited()) {
+            start = System.nanoTime();
+        }
+        metrics.beginSent();
+        client.begin().whenComplete(onBegin);
+    }
+
+    private void onBegin(Long startTs, Throwable error) {
+        long now = System.nanoTime();
+        if (error != null) {
+            failed(error);
+            return;
+        }
+        metrics.started(now - start);
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        if (driver.readOnlyFraction() > 0 && random.nextDouble() < driver.readOnlyFraction()) {
+            client.finish(startTs);
+            metrics.readOnlyFinished();
+            next();
+            return;
+        }
+        long[] rows = driver.writeSets().next(random);
+        commitSent = System.nanoTime();
+        client.commit(startTs, rows).whenComplete(onCommit);
+    }
+
+    private void onCommit(Long commitTs, Throwable error) {
+        long now = System.nanoTime();
+        if (error == null) {
+            metrics.committed(now - commitSent, now - start);
+        } else {
+            Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+            if (cause instanceof TransactionAbortedException aborted) {
+                metrics.aborted(aborted.reason());
+            } else {
+                failed(cause);
+                return;
+            }
+        }
+        next();
+    }
+
+    /** An unexpected failure (not an abort): count it and try again a little later, never recursively. */
+    private void failed(Throwable error) {
+        metrics.error(error);
+        if (client.isOpen()) {
+            loop.schedule(nextTask, RETRY_AFTER_ERROR_NANOS, TimeUnit.NANOSECONDS);
+        } else {
+            driver.connectionLost(client);
+        }
+    }
+}
