@@ -1,0 +1,64 @@
+package io.sibyl.bench;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class BenchOptionsTest {
+    @Test
+    void defaultsMatchTheIssue() throws Exception {
+        BenchOptions o = BenchOptions.parse(new String[0]);
+        assertEquals(1, o.connections);
+        assertEquals(256, o.window);
+        assertEquals(8, o.writeSet);
+        assertEquals(20_000_000, o.keys);
+        assertEquals(30, o.durationSeconds);
+        assertEquals(10, o.warmupSeconds);
+        assertEquals(0, o.rate);
+        assertTrue(o.inProcess());
+    }
+
+    @Test
+    void acceptsBothFlagFormsAndSuffixes() throws Exception {
+        BenchOptions o = BenchOptions.parse(new String[] {"--connections", "4", "--window=64", "--keys", "1M",
+                "--rate=100k", "--write-set-dist", "uniform", "--key-dist=zipfian", "--zipf-theta", "0.8",
+                "--oracle", "10.0.0.1:24680", "--label", "x"});
+        assertEquals(4, o.connections);
+        assertEquals(64, o.window);
+        assertEquals(1_000_000, o.keys);
+        assertEquals(100_000, o.rate);
+        assertEquals(15, o.maxWriteSet());
+        assertEquals(BenchOptions.KeyDistribution.ZIPFIAN, o.keyDistribution);
+        assertEquals("10.0.0.1", o.oracleHost);
+        assertEquals(24680, o.oraclePort);
+        assertFalse(o.inProcess());
+    }
+
+    @Test
+    void helpWinsOverBadFlags() throws Exception {
+        assertTrue(BenchOptions.parse(new String[] {"--nonsense", "--help"}).help);
+    }
+
+    @Test
+    void rejectsBadInputWithAClearMessage() {
+        assertMessage("unknown flag --bogus", "--bogus", "1");
+        assertMessage("--window needs a value", "--window");
+        assertMessage("--connections must be a", "--connections", "two");
+        assertMessage("--write-set-dist must be fixed or uniform", "--write-set-dist", "poisson");
+        assertMessage("--zipf-theta must be between 0 and 1", "--zipf-theta", "1.2");
+        assertMessage("--oracle takes HOST:PORT", "--oracle", "localhost");
+        assertMessage("smaller than --connections", "--connections", "8", "--window", "4");
+        assertMessage("smaller than the largest write set", "--keys", "10", "--write-set", "8",
+                "--write-set-dist", "uniform");
+        assertMessage("only to an in-process oracle", "--oracle", "h:1", "--oracle-setting", "port=1");
+        assertMessage("no such process", "--server-pid", "999999999");
+    }
+
+    private static void assertMessage(String expected, String... args) {
+        UsageException e = assertThrows(UsageException.class, () -> BenchOptions.parse(args));
+        assertTrue(e.getMessage().contains(expected), () -> "message was: " + e.getMessage());
+    }
+}

@@ -1,0 +1,78 @@
+package io.sibyl.bench;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
+import org.junit.jupiter.api.Test;
+
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The closed loop against a small in-process oracle: transactions commit, abort on hot keys, and are counted. */
+class LoadDriverTest {
+    @Test
+    void closedLoopCommitsAndCountsAborts() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("host", "127.0.0.1");
+        p.setProperty("port", "0");
+        p.setProperty("conflict.table.rows", "65536");
+        p.setProperty("recent.commits.capacity", "65536");
+        p.setProperty("max.running.transactions", "65536");
+        OracleServer server = OracleServer.startInMemory(OracleConfig.fromProperties(p));
+        EventLoopGroup group = new NioEventLoopGroup(1);
+        OracleClient[] clients = new OracleClient[2];
+        try {
+            EventLoopGroup[] loops = {group, group};
+            for (int i = 0; i < clients.length; i++) {
+                clients[i] = OracleClient.connect("127.0.0.1", server.port(), group);
+            }
+            BenchOptions o = BenchOptions.parse(new String[] {"--connections", "2", "--window", "32", "--keys",
+                    "200", "--key-dist", "zipfian", "--write-set", "4", "--read-only-fraction", "0.25"});
+            LoadDriver driver = new LoadDriver(o, clients, loops);
+            driver.start();
+            Metrics.Counts counts = waitFor(driver.metrics(), 2000);
+            driver.stop();
+            assertTrue(counts.committed() > 100, "commits: " + counts);
+            assertTrue(counts.conflicts() > 0, "200 zipfian keys must conflict: " + counts);
+            assertTrue(counts.readOnly() > 0, "read-only transactions: " + counts);
+            assertEquals(0, counts.errors(), driver.metrics().firstError());
+            Metrics.Latencies l = driver.metrics().latencies();
+            assertEquals(counts.committed(), l.commit().getTotalCount(), 64);
+            assertTrue(l.txn().getValueAtPercentile(50) >= l.commit().getValueAtPercentile(50));
+        } finally {
+            for (OracleClient c : clients) {
+                if (c != null) {
+                    c.close();
+                }
+            }
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+            server.close();
+        }
+    }
+
+    @Test
+    void pacedLoopKeepsTheRate() throws Exception {
+        Pacer pacer = new Pacer(1000);
+        pacer.start(0);
+        assertEquals(0, pacer.next(5));
+        assertEquals(1_000_000, pacer.next(5));
+        assertEquals(2_000_000, pacer.next(5));
+        pacer.start(10);
+        assertEquals(10, pacer.next(20));
+        Pacer unlimited = new Pacer(0);
+        assertEquals(42, unlimited.next(42));
+    }
+
+    private static Metrics.Counts waitFor(Metrics m, long millis) throws InterruptedException {
+        long end = System.currentTimeMillis() + millis;
+        while (System.currentTimeMillis() < end && m.snapshot().committed() < 5000) {
+            Thread.sleep(20);
+        }
+        return m.snapshot();
+    }
+}
