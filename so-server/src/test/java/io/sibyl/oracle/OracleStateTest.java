@@ -332,17 +332,126 @@ class OracleStateTest {
     }
 
     @Test
-    void fullRunningSetEvictsTheOldestWhichThenCannotCommit() {
+    void beginIsRefusedWhenMaxRunningTransactionsAreRunning() {
         OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 4));
+        assertEquals(4, s.maxRunning());
         long oldest = s.begin(1);
+        long[] others = new long[3];
         for (int i = 0; i < 3; i++) {
-            s.begin(1);
+            others[i] = s.begin(1);
         }
+        assertEquals(4, s.runningCount());
         s.sealBlock();
+        long clock = s.clock();
+        assertEquals(OracleState.OVERLOADED, s.begin(2));
+        assertEquals(OracleState.OVERLOADED, s.begin(1), "whoever asks");
+        assertTrue(OracleState.OVERLOADED < 0);
+        assertEquals(clock, s.clock(), "a refused begin draws no timestamp");
+        assertEquals(4, s.runningCount(), "and adds no running transaction");
+        assertEquals(List.of(), records(s.sealBlock()), "nobody was evicted, nothing aborted");
+        assertEquals(oldest, s.lowWatermark(), "the oldest still holds the low watermark");
+        for (long t : new long[] {oldest, others[0], others[1], others[2]}) {
+            assertEquals(Wire.STATUS_RUNNING, s.status(t));
+        }
+        assertEquals(Wire.STATUS_UNKNOWN, s.status(clock + 1), "no transaction was started at the next timestamp");
+
+        long c = commit(s, oldest, 1);
+        assertTrue(c > clock, "the oldest is unaffected: it commits");
+        assertEquals(3, s.runningCount());
         long next = s.begin(2);
-        assertEquals(List.of("A" + oldest), records(s.sealBlock()));
-        assertEquals(OracleState.ALREADY_ABORTED, commit(s, oldest, 1));
-        assertTrue(commit(s, next, 1) > 0);
+        assertTrue(next > c, "a place is free again");
+        assertEquals(4, s.runningCount());
+        assertEquals(OracleState.OVERLOADED, s.begin(2));
+        s.finish(others[1]); // a read-only one in the middle finishes
+        long another = s.begin(2);
+        assertTrue(another > next);
+        assertEquals(others[0], s.lowWatermark());
+        assertTrue(commit(s, others[0], 2) > another);
+        assertTrue(s.abort(others[2]));
+        assertTrue(commit(s, next, 3) > 0);
+        assertTrue(commit(s, another, 4) > 0);
+        assertEquals(0, s.runningCount());
+    }
+
+    /** Transactions T_max aborted still run (their snapshots are protected by the low watermark): they still count. */
+    @Test
+    void transactionsAbortedByTmaxStillCountAgainstTheLimitUntilTheyFinish() {
+        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 2, 4));
+        long reader = s.begin(1);
+        long writer = s.begin(1);
+        commitOthers(s, 4, 100); // T_max passes both
+        s.sealBlock();
+        assertEquals(Wire.STATUS_ABORTED, s.status(reader));
+        assertEquals(2, s.runningCount());
+        long a = s.begin(2);
+        long b = s.begin(2);
+        assertEquals(OracleState.OVERLOADED, s.begin(2));
+        assertEquals(reader, s.lowWatermark());
+        assertEquals(OracleState.TOO_OLD, commit(s, writer, 1), "its client learns it is aborted, and it leaves");
+        assertEquals(3, s.runningCount());
+        long c = s.begin(2);
+        assertTrue(c > b && b > a);
+        assertEquals(reader, s.lowWatermark());
+        s.finish(reader);
+        assertEquals(a, s.lowWatermark());
+    }
+
+    /**
+     * The limit is on running transactions, not on how far the oldest is behind: with a limit of 4, one long
+     * transaction and thousands of short ones started and finished after it all get in.
+     */
+    @Test
+    void aLongTransactionAndThousandsOfShortOnesAfterItFitInASmallLimit() {
+        // Commit window and conflict table large enough that T_max never passes the long transaction.
+        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 12, 4));
+        long longOne = s.begin(1);
+        long[] open = {s.begin(2), s.begin(2)};
+        for (int i = 0; i < 5_000; i++) {
+            long t = s.begin(3);
+            assertTrue(t > 0, "begin " + i + " refused with " + s.runningCount() + " running");
+            assertEquals(4, s.runningCount());
+            assertEquals(OracleState.OVERLOADED, s.begin(3));
+            // Finish one of the three younger ones (rotating which), so the finished ones scatter behind the long one.
+            long victim = open[i % 2];
+            open[i % 2] = t;
+            if (i % 3 == 0) {
+                s.finish(victim);
+            } else {
+                assertTrue(commit(s, victim, 1000 + i % 64) > 0);
+            }
+            if (i % 50 == 0) {
+                s.sealBlock();
+            }
+            assertEquals(longOne, s.lowWatermark());
+        }
+        assertEquals(Wire.STATUS_RUNNING, s.status(longOne));
+        assertTrue(s.tMax() < longOne);
+        assertTrue(commit(s, longOne, 1) > 0, "the long transaction was never evicted: it commits");
+        assertEquals(Math.min(open[0], open[1]), s.lowWatermark());
+    }
+
+    /**
+     * A committed transaction whose commit timestamp the oracle no longer remembers (T_max passed it) must not be
+     * answered TOO_OLD on a retried commit: it may have committed, so the answer is UNKNOWN (the client then asks).
+     */
+    @Test
+    void commitOfATransactionThatIsNotRunningAndNotRememberedIsUnknownEvenBelowTmax() {
+        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 2, 64));
+        long committed = s.begin(1);
+        long c = commit(s, committed, 1);
+        assertTrue(c > 0);
+        long readOnly = s.begin(1);
+        s.finish(readOnly);
+        commitOthers(s, 4, 100);
+        s.sealBlock();
+        assertTrue(s.tMax() > c && s.tMax() > readOnly);
+        assertEquals(0, s.commitTimestampOf(committed), "forgotten");
+        assertEquals(Wire.STATUS_COMMITTED_LONG_AGO, s.status(committed));
+        assertEquals(OracleState.UNKNOWN, commit(s, committed, 1), "it did commit: TOO_OLD would be a lie");
+        assertEquals(OracleState.UNKNOWN, commit(s, readOnly, 1));
+        assertEquals(OracleState.UNKNOWN, commit(s, c, 1), "a commit timestamp, never a start, below T_max");
+        assertEquals(Wire.STATUS_COMMITTED_LONG_AGO, s.status(committed), "the retry changed nothing");
+        assertEquals(List.of(), records(s.sealBlock()), "and recorded nothing");
     }
 
     @Test

@@ -19,6 +19,8 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
@@ -28,13 +30,15 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  * snapshot isolation (every row's full commit history, every transaction's start and commit timestamps), driven by
  * the same random operation sequence, and checks:
  * <ol>
- *   <li>(a) the bounded oracle never commits what the reference aborts (it may abort more: too old, eviction), and
- *   reports a conflict only when there is one; the reference then records the oracle's actual outcome;</li>
+ *   <li>(a) the bounded oracle never commits what the reference aborts (it may abort more: too old), and reports a
+ *   conflict only when there is one; the reference then records the oracle's actual outcome;</li>
  *   <li>(b) for open readers on every connection and many writers (committed, aborted, running), the client's answer
  *   equals the reference: visible iff the writer committed before the reader started (or is the reader). The client's
  *   answer is the replica's, with {@code ASK_ORACLE} resolved by a commit query exactly as
  *   {@code OracleClient.inSnapshot} does it (keep {@link World#visibleAsClient} in step with it);</li>
- *   <li>(c) timestamps are unique and increasing, and every commit timestamp exceeds its start timestamp.</li>
+ *   <li>(c) timestamps are unique and increasing, and every commit timestamp exceeds its start timestamp;</li>
+ *   <li>(d) the oracle never evicts a running transaction: its running count is the model's, and it refuses a begin
+ *   ({@link OracleState#OVERLOADED}, no timestamp drawn) exactly when {@code max.running.transactions} run.</li>
  * </ol>
  *
  * <p>The wire is modelled as the oracle implements it: the sequencer decides one request or a batch of them, seals the
@@ -44,8 +48,8 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  * replica starts from the handshake ({@code T_init = clock + 1}, the oracle's {@code T_max} and aborted set), taken at
  * a block boundary or mid-block like the server does. Clients also disconnect (their transactions are aborted and a
  * janitor cleans up after them). A pair is not asked when the writer's clean-up was reported before the reader began
- * (its versions were gone), nor for readers the oracle evicted from a full running ring (see
- * {@link #evictedReaderStillSeesACleanedUpAbortedWriterAsAborted}).
+ * (its versions were gone). Every open reader is checked, also those T_max aborted and those that hold the low
+ * watermark of a full running set (see {@link #readerIsNeverEvictedSoItKeepsSeeingACleanedUpAbortedWriterAsAborted}).
  */
 class SnapshotIsolationModelTest {
 
@@ -66,13 +70,20 @@ class SnapshotIsolationModelTest {
         world.assertCoverage();
     }
 
-    /** A tiny running ring: long transactions get evicted (aborted); (a) and (c) still hold, and (b) for the others. */
+    /**
+     * A small running set that is often full: begins are refused (no transaction is created, no timestamp drawn) and
+     * nobody is evicted, so (a), (b) for every open reader (long ones included), (c) and (d) hold.
+     */
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
-    void evictionFromASmallRunningSetOnlyAddsAborts(long seed) {
+    void fullRunningSetOnlyRefusesBegins(long seed) {
         World world = new World(seed + 1000, 32, 16, 16, 60, 40);
         world.run(3_000);
-        assertTrue(world.evictions > 0, "the running set never overflowed");
+        assertTrue(world.refusals > 20, "the running set was rarely full: " + world.summary());
+        assertTrue(world.checksOfFullSetReaders > 100, "readers of a full running set were rarely checked: "
+                + world.summary());
+        assertTrue(world.commits > 200 && world.checks > 5_000 && world.checksOfReadersPassedByTmax > 0,
+                world.summary());
     }
 
     @Test
@@ -116,8 +127,8 @@ class SnapshotIsolationModelTest {
     /**
      * A writer that started before a connection's handshake and committed after a reader on that connection started
      * must stay invisible to that reader, also when the replica lags and must ask the oracle. Here T_max passes the
-     * commit before the question: the oracle answers COMMITTED_LONG_AGO, which {@code OracleClient.inSnapshot} takes
-     * as "visible" without looking at the commit timestamp its replica received with that very reply.
+     * commit before the question: the oracle answers COMMITTED_LONG_AGO, but the reply's delta carries the commit
+     * (the writer committed after the handshake), so the replica, asked again, answers for the reader's snapshot.
      */
     @Test
     void writerCommittedAfterAReaderStaysInvisibleWhenTheOracleAnswersCommittedLongAgo() {
@@ -134,6 +145,7 @@ class SnapshotIsolationModelTest {
         assertTrue(w.state.tMax() >= writer.commitTs);
         assertTrue(writer.start < b.replica.tInit() && writer.commitTs > reader.start);
         assertEquals(Visibility.ASK_ORACLE, b.replica.inSnapshot(writer.start, reader.start));
+        assertEquals(Wire.STATUS_COMMITTED_LONG_AGO, w.state.status(writer.start));
         assertFalse(w.visibleAsClient(b, writer.start, reader.start),
                 "writer " + writer.start + " committed at " + writer.commitTs + ", after reader " + reader.start
                         + " started; the oracle answered " + w.state.status(writer.start)
@@ -169,29 +181,57 @@ class SnapshotIsolationModelTest {
     /**
      * A read-only reader that holds a version of an aborted writer must keep seeing it as aborted until it finishes
      * ({@code AbortedTransactions}: "forgotten only after ... every transaction that started before that report has
-     * finished"; docs/architecture.md: "the low watermark never passes a running transaction"). When the running ring
-     * overflows, the oracle evicts the oldest entry even if it is a reader that is still running: the low watermark
-     * passes it, the writer is forgotten, and the replica then calls the aborted write visible. A read-only transaction
-     * is never told that it was evicted (FINISH has no reply), so it returns an inconsistent snapshot.
+     * finished"; docs/architecture.md: "the low watermark never passes a running transaction"). When the running set
+     * is full the oracle refuses new transactions instead of evicting the oldest one: the reader keeps the low
+     * watermark, so the writer is not forgotten while the reader runs, also after T_max passed both.
      */
     @Test
-    void evictedReaderStillSeesACleanedUpAbortedWriterAsAborted() {
+    void readerIsNeverEvictedSoItKeepsSeeingACleanedUpAbortedWriterAsAborted() {
         World w = new World(0, 1 << 10, 2, 4, 100, 0);
         Conn a = w.connect(true);
+        Conn b = w.connect(true);
         Txn reader = w.begin(a, new long[0]);
         Txn writer = w.begin(a, new long[] {1});
         w.abort(writer);
         assertEquals(Visibility.INVISIBLE, a.replica.inSnapshot(writer.start, reader.start), "it read an aborted version");
         w.cleanUp(writer);
-        for (int i = 0; i < 4; i++) { // the 4-slot ring overflows: the reader is evicted; T_max passes the writer
-            w.commit(w.begin(a, new long[] {100 + i}));
+        List<Txn> fillers = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            fillers.add(w.begin(b, new long[] {100 + i}));
         }
-        assertTrue(reader.evicted && w.state.tMax() > writer.start);
+        assertEquals(4, w.state.runningCount(), "the running set is full");
+        long clock = w.state.clock();
+        for (Conn c : List.of(a, b, w.connect(true))) {
+            assertNull(w.begin(c, new long[] {200}, 0), "begin refused at the limit");
+        }
+        assertEquals(clock, w.state.clock(), "refused begins draw no timestamp");
+        assertEquals(3, w.refusals);
+        assertEquals(Wire.STATUS_RUNNING, w.state.status(reader.start), "the reader was not evicted");
+        assertEquals(reader.start, w.state.lowWatermark());
+
+        for (Txn f : fillers) { // the 2-entry commit window overflows: T_max passes the writer and the reader
+            w.commit(f);
+        }
+        for (int i = 0; i < 4; i++) { // room again: more commits, more blocks
+            w.commit(w.begin(b, new long[] {300 + i}));
+        }
         w.push(a);
-        assertFalse(a.replica.isAborted(writer.start), "the writer was forgotten while the reader still runs");
+        assertTrue(w.state.tMax() > writer.start && w.state.tMax() > reader.start, "T_max " + w.state.tMax());
+        assertEquals(Wire.STATUS_ABORTED, w.state.status(reader.start), "T_max aborted the reader, which still runs");
+        assertEquals(reader.start, w.state.lowWatermark(), "and still holds the low watermark");
+        assertEquals(Wire.STATUS_ABORTED, w.state.status(writer.start), "not forgotten");
+        assertTrue(a.replica.isAborted(writer.start), "the writer must not be forgotten while the reader still runs");
         assertEquals(Visibility.INVISIBLE, a.replica.inSnapshot(writer.start, reader.start),
-                "reader " + reader.start + " (still running, evicted from the oracle's ring) now sees aborted writer "
-                        + writer.start + " as committed");
+                "reader " + reader.start + " (still running) must keep seeing aborted writer " + writer.start
+                        + " as aborted");
+        assertFalse(w.visibleAsClient(a, writer.start, reader.start));
+        w.checkAllPairs();
+
+        int forgottenBefore = w.forgotten;
+        w.finish(reader);
+        w.push(a);
+        assertTrue(w.forgotten > forgottenBefore);
+        assertFalse(a.replica.isAborted(writer.start), "no reader needs it any more: forgotten");
     }
 
     // ------------------------------------------------------------------------------------------------ the model
@@ -233,7 +273,6 @@ class SnapshotIsolationModelTest {
         long commitTs;
         /** Oracle clock when the clean-up was reported; versions are gone for readers that started after it. */
         long cleanedUpAt = Long.MAX_VALUE;
-        boolean evicted;
 
         Txn(long start, Conn conn, long[] writes, int beginIndex, int lifetime) {
             this.start = start;
@@ -250,8 +289,8 @@ class SnapshotIsolationModelTest {
         @Override
         public String toString() {
             return "txn " + start + (state == COMMITTED ? " (committed at " + commitTs + ")" : state == ABORTED
-                    ? " (aborted)" : state == FINISHED ? " (finished)" : " (open)") + (evicted ? " (evicted)" : "")
-                    + " on connection " + conn.id;
+                    ? " (aborted)" : state == FINISHED ? " (finished)" : " (open)") + " on connection "
+                    + conn.id;
         }
     }
 
@@ -262,7 +301,7 @@ class SnapshotIsolationModelTest {
     final class World {
         final Random random;
         final OracleState state;
-        final int runningCapacity;
+        final int maxRunning;
         final int keySpace;
         final int longLifetimeMax;
         final List<Conn> conns = new ArrayList<>();
@@ -284,8 +323,10 @@ class SnapshotIsolationModelTest {
         int commits;
         int conflicts;
         int tooOld;
-        int alreadyAborted;
-        int evictions;
+        int refusals;
+        int checksOfFullSetReaders;
+        int resolvedByDelta;
+        int trustedCommittedStatus;
         int forgotten;
         int checks;
         int askedOracle;
@@ -298,7 +339,7 @@ class SnapshotIsolationModelTest {
         World(long seed, int conflictRows, int recentCommits, int running, int keySpace, int longLifetimeMax) {
             this.random = new Random(seed);
             this.state = new OracleState(OracleConfig.defaults().withCapacities(conflictRows, recentCommits, running));
-            this.runningCapacity = Integer.highestOneBit(running - 1) << 1;
+            this.maxRunning = running;
             this.keySpace = keySpace;
             this.longLifetimeMax = longLifetimeMax;
         }
@@ -421,20 +462,29 @@ class SnapshotIsolationModelTest {
             lastTimestamp = ts;
         }
 
+        /** Begins a transaction the scenario needs: the oracle must not refuse it. */
         Txn begin(Conn c, long[] writes) {
-            return begin(c, writes, 0);
+            Txn t = begin(c, writes, 0);
+            assertNotNull(t, "begin refused with " + state.runningCount() + " running");
+            return t;
         }
 
+        /** Begins a transaction, or returns null when the oracle refuses it (the running set is full). */
         Txn begin(Conn c, long[] writes, int lifetime) {
-            if (state.runningSlots() == runningCapacity) {
-                // The oracle is about to evict its oldest unfinished transaction (aborting it); remember which.
-                Txn oldest = open.stream().filter(t -> !t.evicted).findFirst().orElse(null);
-                if (oldest != null) {
-                    oldest.evicted = true;
-                    evictions++;
-                }
-            }
+            assertEquals(open.size(), state.runningCount(), "(d) the oracle's running set is not the model's");
+            long clockBefore = state.clock();
             long ts = state.begin(c.id);
+            if (open.size() >= maxRunning) {
+                assertEquals(OracleState.OVERLOADED, ts, "(d) begin with " + open.size() + " of " + maxRunning
+                        + " running");
+                assertEquals(clockBefore, state.clock(), "(d) a refused begin drew a timestamp");
+                assertEquals(open.size(), state.runningCount(), "(d) a refused begin changed the running set");
+                refusals++;
+                begins++; // the client retries later; meanwhile the others go on
+                reply(c, null, null); // ERROR (overloaded), with the delta in front; no reader is registered
+                return null;
+            }
+            assertTrue(ts > 0, "(d) begin refused (" + ts + ") with " + open.size() + " of " + maxRunning + " running");
             issued(ts, "start");
             Txn t = new Txn(ts, c, writes, begins++, lifetime);
             open.add(t);
@@ -482,7 +532,6 @@ class SnapshotIsolationModelTest {
                     fail("(a) the oracle committed " + t + " at " + result + " although a row of "
                             + java.util.Arrays.toString(t.writes) + " committed after it started");
                 }
-                assertFalse(t.evicted, "(a) an evicted (aborted) transaction committed: " + t);
                 assertTrue(result > t.start, "(c) commit timestamp " + result + " not above start " + t.start);
                 issued(result, "commit");
                 t.commitTs = result;
@@ -500,9 +549,8 @@ class SnapshotIsolationModelTest {
                             + t);
                     tooOld++;
                 } else if (result == OracleState.ALREADY_ABORTED) {
-                    assertEquals(Wire.STATUS_ABORTED, statusBefore, "(a) already aborted: " + t);
-                    assertTrue(t.evicted || t.start < state.tMax(), "(a) who aborted " + t + "?");
-                    alreadyAborted++;
+                    // Nobody is evicted and the model commits only transactions its client still runs.
+                    fail("(a) " + t + " is running but was already aborted (status " + statusBefore + ")");
                 } else {
                     fail("(a) unexpected commit result " + result + " for " + t);
                 }
@@ -535,11 +583,12 @@ class SnapshotIsolationModelTest {
         // ---------------------------------------------------------------- visibility
 
         /**
-         * What {@code OracleClient.inSnapshot} answers: the replica's answer, or a commit query (COMMITTED: visible iff
-         * its commit timestamp is below the reader's start; COMMITTED_LONG_AGO: visible; else invisible; a committed
-         * writer is then remembered). The STATUS reply leaves the oracle with the delta up to the block it was decided
-         * in, which the client applies before it completes the query. This mirrors the shipped client, so a change
-         * there must be made here too.
+         * What {@code OracleClient.inSnapshot} answers: the replica's answer, or a commit query. The STATUS reply leaves
+         * the oracle with the delta up to the block it was decided in, which the client applies before it completes the
+         * query; it then asks the replica again and takes its answer (which honours the reader's snapshot) unless it
+         * still says ASK_ORACLE: the writer then committed before T_init, so COMMITTED or COMMITTED_LONG_AGO means
+         * visible (and is remembered), anything else invisible. This mirrors the shipped client, so a change there must
+         * be made here too.
          */
         boolean visibleAsClient(Conn c, long writerTs, long readerTs) {
             Visibility v = c.replica.inSnapshot(writerTs, readerTs);
@@ -548,11 +597,16 @@ class SnapshotIsolationModelTest {
             }
             askedOracle++;
             byte status = state.status(writerTs);
-            long commitTs = state.commitTimestampOf(writerTs);
             push(c); // STATUS reply, released with the block it was decided in
+            Visibility now = c.replica.inSnapshot(writerTs, readerTs);
+            if (now != Visibility.ASK_ORACLE) {
+                resolvedByDelta++;
+                return now == Visibility.VISIBLE;
+            }
             if (status == Wire.STATUS_COMMITTED || status == Wire.STATUS_COMMITTED_LONG_AGO) {
+                trustedCommittedStatus++;
                 c.replica.rememberCommittedBeforeInit(writerTs);
-                return status == Wire.STATUS_COMMITTED_LONG_AGO || commitTs < readerTs;
+                return true;
             }
             return false;
         }
@@ -563,8 +617,12 @@ class SnapshotIsolationModelTest {
             }
             boolean expected = writer == reader || writer.state == Txn.COMMITTED && writer.commitTs < reader.start;
             boolean passed = reader.start < state.tMax();
+            boolean full = state.runningCount() >= maxRunning;
             boolean actual = visibleAsClient(reader.conn, writer.start, reader.start);
             checks++;
+            if (full) {
+                checksOfFullSetReaders++;
+            }
             if (passed) {
                 checksOfReadersPassedByTmax++;
                 if (!expected && writer.state == Txn.COMMITTED && writer.commitTs <= reader.conn.replica.tMax()) {
@@ -579,11 +637,11 @@ class SnapshotIsolationModelTest {
             }
         }
 
-        /** Open transactions whose clients hold their start timestamps and can read (not evicted: see the note). */
+        /** Open transactions whose clients hold their start timestamps and can read (T_max-aborted ones too). */
         List<Txn> readers(Conn c) {
             List<Txn> out = new ArrayList<>();
             for (Txn t : c.open) {
-                if (t.started && !t.evicted) {
+                if (t.started) {
                     out.add(t);
                 }
             }
@@ -648,7 +706,7 @@ class SnapshotIsolationModelTest {
 
         int randomLifetime() {
             // Most transactions end within a few begins; one in eight stays open while many others run, long
-            // enough for T_max to pass it, yet (with 64 ring slots) mostly short enough not to be evicted.
+            // enough for T_max to pass it, yet (with 64 running at most) mostly short enough not to fill the set.
             return random.nextInt(8) == 0 ? longLifetime() : random.nextInt(6);
         }
 
@@ -698,8 +756,10 @@ class SnapshotIsolationModelTest {
                         endNaturally(t);
                     }
                 }
-                Txn t = begin(busy(active), randomWriteSet(), randomLifetime());
-                trace.add("begin " + t + " writes " + java.util.Arrays.toString(t.writes));
+                Conn c = busy(active);
+                Txn t = begin(c, randomWriteSet(), randomLifetime());
+                trace.add(t == null ? "begin refused on connection " + c.id
+                        : "begin " + t + " writes " + java.util.Arrays.toString(t.writes));
             } else if (dice < 55) {
                 if (!open.isEmpty()) {
                     Txn t = open.get(random.nextInt(open.size()));
@@ -760,7 +820,8 @@ class SnapshotIsolationModelTest {
                         trace.add("connect " + c.id + " tInit=" + c.replica.tInit() + " tMax=" + c.replica.tMax());
                         // A client connects because it has work: a long transaction, and maybe a stall right after.
                         Txn t = begin(c, randomWriteSet(), longLifetime());
-                        trace.add("begin " + t + " writes " + java.util.Arrays.toString(t.writes));
+                        trace.add(t == null ? "begin refused on connection " + c.id
+                                : "begin " + t + " writes " + java.util.Arrays.toString(t.writes));
                         if (random.nextBoolean()) {
                             stall(c);
                         }
@@ -786,16 +847,23 @@ class SnapshotIsolationModelTest {
             }
         }
 
+        String summary() {
+            return "commits=" + commits + " conflicts=" + conflicts + " tooOld=" + tooOld + " refusals=" + refusals
+                    + " forgotten=" + forgotten + " checks=" + checks + " checksOfFullSetReaders="
+                    + checksOfFullSetReaders + " askedOracle=" + askedOracle + " resolvedByDelta=" + resolvedByDelta
+                    + " trustedCommittedStatus=" + trustedCommittedStatus + " checksOfReadersPassedByTmax="
+                    + checksOfReadersPassedByTmax + " invisibleKeptForPassedReaders=" + invisibleKeptForPassedReaders
+                    + " joins=" + joins + " batches=" + batches + " tMax=" + state.tMax();
+        }
+
         void assertCoverage() {
-            String summary = "commits=" + commits + " conflicts=" + conflicts + " tooOld=" + tooOld + " alreadyAborted="
-                    + alreadyAborted + " evictions=" + evictions + " forgotten=" + forgotten + " checks=" + checks
-                    + " askedOracle=" + askedOracle + " checksOfReadersPassedByTmax=" + checksOfReadersPassedByTmax
-                    + " invisibleKeptForPassedReaders=" + invisibleKeptForPassedReaders + " joins=" + joins
-                    + " batches=" + batches + " tMax=" + state.tMax();
+            String summary = summary();
             System.out.println(summary);
             // The run must have exercised what it claims to check.
             assertTrue(commits > 300 && conflicts > 0 && tooOld > 0 && batches > 100, summary);
             assertTrue(forgotten > 0 && checks > 10_000 && askedOracle > 0 && joins > 10, summary);
+            assertTrue(resolvedByDelta > 0 && trustedCommittedStatus > 0,
+                    "both ways a commit query resolves (the replica after the delta, the oracle's status): " + summary);
             assertTrue(checksOfReadersPassedByTmax >= 20 && invisibleKeptForPassedReaders > 0,
                     "no long reader was checked after T_max passed a commit it must not see: " + summary);
         }
