@@ -23,6 +23,11 @@ public final class SoBench {
     }
 
     public static void main(String[] args) {
+        // "--check FLAGS...": only validate the flags (bin/so-bench does so before it starts an oracle process).
+        boolean checkOnly = args.length > 0 && args[0].equals("--check");
+        if (checkOnly) {
+            args = java.util.Arrays.copyOfRange(args, 1, args.length);
+        }
         BenchOptions options;
         try {
             options = BenchOptions.parse(args);
@@ -31,6 +36,9 @@ public final class SoBench {
             System.err.println(BenchOptions.usage());
             System.exit(2);
             return;
+        }
+        if (checkOnly) {
+            System.exit(0);
         }
         if (options.help) {
             System.out.println(BenchOptions.usage());
