@@ -38,12 +38,19 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        server.sequencer().inputDrained();
+        ctx.fireChannelReadComplete();
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         if (pushTimer != null) {
             pushTimer.cancel(false);
         }
         if (handshaken) {
             server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.DISCONNECT, session, null));
+            server.sequencer().inputDrained();
         }
         server.sessionClosed(session);
         ctx.fireChannelInactive();

@@ -20,12 +20,13 @@ public record OracleConfig(
         long timestampReservationBlock,
         int maxBlockRecords,
         long pushIntervalMillis,
-        long maxLagBytes) {
+        long maxLagBytes,
+        boolean inlineSequencer) {
 
     /** Defaults sized for a production oracle: about 400 MB of heap for the conflict table and commit window. */
     public static OracleConfig defaults() {
-        return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 4 << 20, 1 << 20, 1 << 20, 16 << 20,
-                1_000_000, 4096, 1000, 64L << 20);
+        return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
+                1_000_000, 4096, 1000, 64L << 20, true);
     }
 
     public OracleConfig {
@@ -51,26 +52,33 @@ public record OracleConfig(
     public OracleConfig withPort(int newPort) {
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes);
+                pushIntervalMillis, maxLagBytes, inlineSequencer);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
     public OracleConfig withCapacities(int conflictRows, int recentCommits, int runningTransactions) {
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes);
+                maxLagBytes, inlineSequencer);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes);
+                pushIntervalMillis, maxLagBytes, inlineSequencer);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushMillis, lagBytes);
+                pushMillis, lagBytes, inlineSequencer);
+    }
+
+    /** Copy with the given threading: I/O threads, and whether a single I/O thread runs the sequencer itself. */
+    public OracleConfig withThreads(int threads, boolean inline) {
+        return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
+                maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
+                maxLagBytes, inline);
     }
 
     /** Reads the keys of {@link #describe()}; missing keys keep their defaults, unknown keys are an error. */
@@ -94,7 +102,20 @@ public record OracleConfig(
                 longOf(p, "timestamp.reservation.block", d.timestampReservationBlock),
                 intOf(p, "max.block.records", d.maxBlockRecords),
                 longOf(p, "push.interval.ms", d.pushIntervalMillis),
-                longOf(p, "max.lag.bytes", d.maxLagBytes));
+                longOf(p, "max.lag.bytes", d.maxLagBytes),
+                boolOf(p, "sequencer.inline", d.inlineSequencer));
+    }
+
+    private static boolean boolOf(Properties p, String key, boolean dflt) {
+        String v = p.getProperty(key);
+        if (v == null) {
+            return dflt;
+        }
+        return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "true", "yes", "1" -> true;
+            case "false", "no", "0" -> false;
+            default -> throw new IllegalArgumentException("setting '" + key + "' must be true or false, got '" + v + "'");
+        };
     }
 
     private static int intOf(Properties p, String key, int dflt) {
@@ -125,9 +146,10 @@ public record OracleConfig(
         m.put("max.write.set.rows", maxWriteSetRows + "  # largest write set one commit may carry");
         m.put("max.frame.bytes", maxFrameBytes + "  # largest frame a client may send");
         m.put("timestamp.reservation.block", timestampReservationBlock + "  # timestamps reserved per journal write");
-        m.put("max.block.records", maxBlockRecords + "  # decisions per journal entry before it is sealed");
+        m.put("max.block.records", maxBlockRecords + "  # requests decided per block before it is sealed and its replies released");
         m.put("push.interval.ms", pushIntervalMillis + "  # a silent connection gets commit metadata pushed after this");
         m.put("max.lag.bytes", maxLagBytes + "  # unsent commit metadata after which a connection is closed");
+        m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");
         return m;
     }
 }

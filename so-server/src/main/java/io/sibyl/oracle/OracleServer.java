@@ -46,10 +46,15 @@ public final class OracleServer implements AutoCloseable {
         this.config = config;
         this.journal = journal;
         this.state = new OracleState(config);
-        this.sequencer = new Sequencer(state, journal, log, config, PooledByteBufAllocator.DEFAULT);
-        this.sequencerThread = new Thread(sequencer, "sibyl-sequencer");
-        sequencerThread.setDaemon(true);
-        sequencerThread.start();
+        boolean inline = config.inlineSequencer() && config.ioThreads() == 1;
+        this.sequencer = new Sequencer(state, journal, log, config, PooledByteBufAllocator.DEFAULT, inline);
+        if (inline) {
+            sequencerThread = null;
+        } else {
+            sequencerThread = new Thread(sequencer, "sibyl-sequencer");
+            sequencerThread.setDaemon(true);
+            sequencerThread.start();
+        }
         boolean epoll = Epoll.isAvailable();
         Class<? extends ServerChannel> channelClass;
         if (epoll) {
@@ -78,8 +83,9 @@ public final class OracleServer implements AutoCloseable {
                     }
                 });
         serverChannel = b.bind(config.host(), config.port()).sync().channel();
-        LOG.info("status oracle listening on {} ({} transport, {} I/O threads, conflict table {} rows, journal {})",
-                serverChannel.localAddress(), epoll ? "epoll" : "nio", config.ioThreads(), config.conflictTableRows(),
+        LOG.info("status oracle listening on {} ({} transport, {} I/O threads, sequencer {}, conflict table {} rows,"
+                + " journal {})", serverChannel.localAddress(), epoll ? "epoll" : "nio", config.ioThreads(),
+                inline ? "inline on the I/O thread" : "on its own thread", config.conflictTableRows(),
                 journal.getClass().getSimpleName());
     }
 
@@ -147,10 +153,12 @@ public final class OracleServer implements AutoCloseable {
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         sequencer.stop();
-        try {
-            sequencerThread.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (sequencerThread != null) {
+            try {
+                sequencerThread.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         journal.close();
         LOG.info("status oracle stopped after {} commits and {} aborts", state.commits(), state.aborts());

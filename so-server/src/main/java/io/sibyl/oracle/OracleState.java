@@ -36,6 +36,8 @@ public final class OracleState {
     private long tMax;
     private long announcedTmax;
     private long commitCount;
+    /** Consumes {@link ConflictTable#prefetch}'s result so the JIT cannot drop the loads. */
+    private long prefetchSink;
     private long abortCount;
 
     public OracleState(OracleConfig config) {
@@ -103,6 +105,7 @@ public final class OracleState {
             recordAbort(startTs);
             return TOO_OLD;
         }
+        prefetchSink += conflicts.prefetch(rowIds, count);
         for (int i = 0; i < count; i++) {
             if (conflicts.lastCommit(rowIds[i]) > startTs) {
                 recordAbort(startTs);
