@@ -10,15 +10,29 @@ public final class LongLongHashMap {
     private long[] values;
     private int mask;
     private int size;
+    private final boolean clustered;
 
+    /** A map for keys with no useful order. */
     public LongLongHashMap(int expected) {
+        this(expected, false);
+    }
+
+    /**
+     * @param clustered keys arrive as nearby, mostly increasing values (recent timestamps): place them by value, so
+     *                  consecutive keys share cache lines instead of costing a cache miss each
+     */
+    public LongLongHashMap(int expected, boolean clustered) {
+        this.clustered = clustered;
         int capacity = Integer.highestOneBit(Math.max(16, expected * 2 - 1)) << 1;
         keys = new long[capacity];
         values = new long[capacity];
         mask = capacity - 1;
     }
 
-    private static int spread(long key) {
+    private int spread(long key) {
+        if (clustered) {
+            return (int) key;
+        }
         long h = key * 0x9E3779B97F4A7C15L;
         return (int) (h ^ (h >>> 32));
     }

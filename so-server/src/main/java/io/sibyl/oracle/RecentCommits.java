@@ -19,7 +19,7 @@ public final class RecentCommits {
         startTs = new long[size];
         commitTs = new long[size];
         mask = size - 1;
-        byStart = new LongLongHashMap(size);
+        byStart = new LongLongHashMap(size, true);
     }
 
     public boolean isFull() {

@@ -50,6 +50,34 @@ class LongLongHashMapTest {
         assertSameContents(model, map);
     }
 
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3})
+    void clusteredMapBehavesLikeHashMapForASlidingWindowOfTimestamps(int seed) {
+        Random random = new Random(seed);
+        LongLongHashMap map = new LongLongHashMap(64, true);
+        Map<Long, Long> reference = new HashMap<>();
+        java.util.ArrayDeque<Long> window = new java.util.ArrayDeque<>();
+        long clock = 1;
+        for (int step = 0; step < 200_000; step++) {
+            clock += 1 + random.nextInt(5); // gaps, like begins and read-only transactions between commits
+            map.put(clock, clock + 7);
+            reference.put(clock, clock + 7);
+            window.add(clock);
+            while (window.size() > 100 + random.nextInt(50)) { // FIFO trimming, as RecentCommits does
+                long old = window.poll();
+                assertTrue(map.remove(old));
+                reference.remove(old);
+            }
+            if (step % 1000 == 0) {
+                assertEquals(reference.size(), map.size());
+                for (Map.Entry<Long, Long> e : reference.entrySet()) {
+                    assertEquals(e.getValue(), map.get(e.getKey(), -1));
+                }
+                assertEquals(-1, map.get(clock + 1, -1));
+            }
+        }
+    }
+
     @Test
     void removingFromTheMiddleOfAWrappedProbeChainKeepsEveryOtherKeyReachable() {
         LongLongHashMap map = new LongLongHashMap(8); // 16 slots

@@ -1,0 +1,801 @@
+package io.sibyl.oracle.journal;
+
+import io.sibyl.oracle.Journal;
+import org.apache.bookkeeper.client.BKException;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.zookeeper.AddWatchMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The durable {@link Journal}: decision blocks go to a BookKeeper ledger, several blocks per entry (group commit),
+ * several entries in flight, callbacks released strictly in append order as entries are acknowledged.
+ *
+ * <h2>Group commit</h2>
+ * Appended blocks collect in a batch. The batch becomes one ledger entry (the plain concatenation of its blocks, each
+ * self-delimiting) when it reaches {@code journal.group.max.bytes}, when no add is in flight and
+ * {@code journal.group.flush.when.idle} is set (an idle oracle pays no added latency), or when its first block has
+ * waited {@code journal.group.max.delay.us}. At most {@code journal.max.adds.in.flight} entries are outstanding;
+ * meanwhile the batch keeps growing, so a slow bookie produces bigger entries rather than a queue of small ones.
+ * {@code append} blocks its caller only when {@code journal.max.pending.bytes} are unacknowledged.
+ *
+ * <h2>Ordering</h2>
+ * Every sealed entry joins one queue in append order; an entry's callbacks run once it and every earlier entry are
+ * acknowledged, under one delivery lock (so callbacks never run concurrently). A null block (barrier) joins the open
+ * batch, or else the newest unacknowledged entry, or runs at once when nothing is outstanding.
+ *
+ * <h2>Ledgers</h2>
+ * A ledger is registered in the {@link LedgerRegistry} before its first entry is written. The journal rolls over to a
+ * new ledger after {@code journal.ledger.max.bytes} / {@code journal.ledger.max.entries}. When a write fails for any
+ * reason but fencing (typically a bookie lost while the ensemble cannot be repaired, e.g. E3 with only 3 bookies),
+ * the ledger is abandoned, a new one is created (with a smaller ensemble, down to the write quorum, if bookies are
+ * missing), and every unacknowledged entry is sent again in order. Recovery tolerates the duplicates this can leave
+ * (see {@link JournalRecovery}).
+ *
+ * <h2>Fatal errors</h2>
+ * The journal stops for good, runs no further callback (so no dependent reply leaves) and tells the
+ * {@link FatalErrorListener} once, when: a ledger is fenced (a newer oracle opened it for recovery); the registry was
+ * taken over (compare-and-set failed, or a watch shows another epoch); the ZooKeeper session expired or stayed
+ * disconnected for longer than its timeout; or no ledger could be written for {@code journal.write.retry.ms}.
+ *
+ * <p>{@code append} may be called from any thread; callbacks run on BookKeeper's callback threads (or on the
+ * appending thread for a barrier with nothing outstanding).
+ */
+public final class BookKeeperJournal implements Journal {
+    private static final Logger LOG = LoggerFactory.getLogger(BookKeeperJournal.class);
+    private static final long WATCHDOG_PERIOD_MS = 100;
+
+    /** One ledger entry: the concatenation of sealed blocks, with the callbacks that wait for it. */
+    private static final class Entry {
+        final byte[] data;
+        final int blocks;
+        final ArrayList<Runnable> callbacks;
+        LedgerState ledger; // where the current attempt was sent; null while waiting to be (re)sent
+        int attempt;
+        boolean acked;
+
+        Entry(byte[] data, int blocks, ArrayList<Runnable> callbacks) {
+            this.data = data;
+            this.blocks = blocks;
+            this.callbacks = callbacks;
+        }
+    }
+
+    /** A ledger the journal writes or wrote. */
+    private static final class LedgerState {
+        final LedgerHandle handle;
+        final int ensemble;
+        long bytesSent;
+        long entriesSent;
+        int outstanding;
+        boolean broken;
+        boolean retired;
+        boolean closeRequested;
+
+        LedgerState(LedgerHandle handle, int ensemble) {
+            this.handle = handle;
+            this.ensemble = ensemble;
+        }
+    }
+
+    private final BookKeeper bk;
+    private final LedgerRegistry registry;
+    private final JournalSettings settings;
+    private final FatalErrorListener listener;
+    private final byte[] password;
+    private final ScheduledThreadPoolExecutor admin;
+    private final Object deliveryLock = new Object();
+    private final AtomicBoolean fatal = new AtomicBoolean();
+    private final Watcher registryWatcher = this::onZooKeeperEvent;
+    private volatile String fatalReason;
+    private volatile long disconnectedSinceNanos = -1;
+
+    // Everything below is guarded by 'this'.
+    private LedgerRegistry.Snapshot registered;
+    private LedgerState current; // null while a rollover is under way
+    private final List<LedgerState> retired = new ArrayList<>();
+    private boolean rolling;
+    private volatile boolean closing;
+    private final ArrayDeque<Entry> unacked = new ArrayDeque<>(); // every entry not yet delivered, in append order
+    private final ArrayDeque<Entry> waiting = new ArrayDeque<>(); // sealed and not (re)sent yet, in append order
+    private final ArrayList<byte[]> batchBlocks = new ArrayList<>();
+    private ArrayList<Runnable> batchCallbacks = new ArrayList<>();
+    private int batchBytes;
+    private long batchStartNanos;
+    private long batchGeneration;
+    private ScheduledFuture<?> batchTimer;
+    private int inFlight;
+    private long pendingBytes;
+    private long failingSinceNanos = -1;
+    private boolean spaceWaiters;
+
+    // Statistics (guarded by 'this').
+    private long appendedBlocks;
+    private long appendedBytes;
+    private long sealedEntries;
+    private long ackedEntries;
+    private long ackedBytes;
+    private long resentEntries;
+    private long ledgersCreated;
+    private long droppedAppends;
+
+    private BookKeeperJournal(BookKeeper bk, LedgerRegistry registry, LedgerRegistry.Snapshot fenced,
+                              JournalSettings settings, FatalErrorListener listener) {
+        this.bk = bk;
+        this.registry = registry;
+        this.settings = settings;
+        this.listener = listener;
+        this.password = settings.password().getBytes(StandardCharsets.UTF_8);
+        this.registered = fenced;
+        this.admin = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "sibyl-journal");
+            t.setDaemon(true);
+            return t;
+        });
+        admin.setRemoveOnCancelPolicy(true);
+    }
+
+    /**
+     * Starts a journal that continues the registry {@code fenced} (the snapshot {@link JournalRecovery} returned,
+     * or {@link LedgerRegistry#fence} for a brand-new journal): creates and registers the first ledger, then accepts
+     * appends. The caller keeps ownership of {@code bk} and of the registry's ZooKeeper client.
+     */
+    public static BookKeeperJournal open(BookKeeper bk, LedgerRegistry registry, LedgerRegistry.Snapshot fenced,
+                                         JournalSettings settings, FatalErrorListener listener)
+            throws IOException, InterruptedException {
+        BookKeeperJournal j = new BookKeeperJournal(bk, registry, fenced, settings, listener);
+        try {
+            j.startFirstLedger();
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            j.admin.shutdownNow();
+            throw e;
+        }
+        return j;
+    }
+
+    private void startFirstLedger() throws IOException, InterruptedException {
+        ZooKeeper zk = registry.zooKeeper();
+        try {
+            zk.addWatch(registry.path(), registryWatcher, AddWatchMode.PERSISTENT);
+        } catch (KeeperException e) {
+            throw new IOException("cannot watch the ledger registry " + registry.path() + ": " + e.getMessage(), e);
+        }
+        LedgerState first;
+        LedgerRegistry.Snapshot next;
+        try {
+            first = createLedger(registered);
+        } catch (BKException e) {
+            throw new IOException("cannot create a journal ledger: " + e.getMessage(), e);
+        }
+        try {
+            next = registry.addLedger(registered, first.handle.getId());
+        } catch (IOException e) {
+            deleteQuietly(first.handle);
+            throw e;
+        }
+        synchronized (this) {
+            registered = next;
+            current = first;
+        }
+        // A takeover between fence() and the watch being set would be missed by the watch; read once to be sure.
+        checkRegistry();
+        admin.scheduleWithFixedDelay(this::watchdog, WATCHDOG_PERIOD_MS, WATCHDOG_PERIOD_MS, TimeUnit.MILLISECONDS);
+        LOG.info("journal open: epoch {}, ledger {} (E{}/W{}/A{}), {} ledgers registered in {}", next.epoch(),
+                first.handle.getId(), first.ensemble, settings.writeQuorum(), settings.ackQuorum(),
+                next.ledgers().size(), registry.path());
+    }
+
+    // ----------------------------------------------------------------------------------------------- appending
+
+    @Override
+    public void append(byte[] block, Runnable onDurable) {
+        boolean runNow = false;
+        synchronized (this) {
+            if (fatal.get() || closing) {
+                droppedAppends++;
+                return;
+            }
+            if (block == null) {
+                if (!batchBlocks.isEmpty()) {
+                    batchCallbacks.add(onDurable);
+                } else if (!unacked.isEmpty()) {
+                    unacked.peekLast().callbacks.add(onDurable);
+                } else {
+                    runNow = true;
+                }
+            } else {
+                awaitSpace(block.length);
+                if (fatal.get() || closing) {
+                    droppedAppends++;
+                    return;
+                }
+                if (!batchBlocks.isEmpty() && batchBytes + block.length > settings.groupMaxBytes()) {
+                    seal();
+                }
+                if (batchBlocks.isEmpty()) {
+                    batchStartNanos = System.nanoTime();
+                }
+                batchBlocks.add(block);
+                batchCallbacks.add(onDurable);
+                batchBytes += block.length;
+                pendingBytes += block.length;
+                appendedBlocks++;
+                appendedBytes += block.length;
+                if (batchBytes >= settings.groupMaxBytes()) {
+                    seal();
+                }
+                pump();
+            }
+        }
+        if (runNow) {
+            synchronized (deliveryLock) {
+                if (!fatal.get()) {
+                    runCallback(onDurable);
+                }
+            }
+        }
+    }
+
+    /** Blocks (releasing the lock) while too many bytes are unacknowledged. */
+    private void awaitSpace(int bytes) {
+        boolean interrupted = false;
+        while (pendingBytes > 0 && pendingBytes + bytes > settings.maxPendingBytes() && !fatal.get() && !closing) {
+            spaceWaiters = true;
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true; // the block must still be journaled: keep waiting, restore the flag after
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Sends what can be sent, then seals the open batch if the idle or time trigger says so (and sends it). When the
+     * batch must wait for its time, a timer is armed; when it must wait for an add slot or a new ledger, the
+     * acknowledgement or the rollover that frees it calls this again.
+     */
+    private void pump() {
+        send();
+        if (batchBlocks.isEmpty() || fatal.get()) {
+            return;
+        }
+        if (rolling || current == null || inFlight >= settings.maxAddsInFlight() || !waiting.isEmpty()) {
+            return;
+        }
+        long age = System.nanoTime() - batchStartNanos;
+        long delay = settings.groupMaxDelayMicros() * 1000;
+        if ((settings.flushWhenIdle() && inFlight == 0) || age >= delay) {
+            seal();
+            send();
+        } else if (batchTimer == null) {
+            long generation = batchGeneration;
+            batchTimer = admin.schedule(() -> onBatchTimer(generation), delay - age, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void onBatchTimer(long generation) {
+        synchronized (this) {
+            if (generation == batchGeneration && !fatal.get()) {
+                batchTimer = null;
+                pump();
+            }
+        }
+    }
+
+    /** Turns the batch into an entry queued for sending. */
+    private void seal() {
+        byte[] data;
+        if (batchBlocks.size() == 1) {
+            data = batchBlocks.get(0);
+        } else {
+            data = new byte[batchBytes];
+            int at = 0;
+            for (byte[] b : batchBlocks) {
+                System.arraycopy(b, 0, data, at, b.length);
+                at += b.length;
+            }
+        }
+        Entry e = new Entry(data, batchBlocks.size(), batchCallbacks);
+        batchBlocks.clear();
+        batchCallbacks = new ArrayList<>();
+        batchBytes = 0;
+        batchGeneration++;
+        if (batchTimer != null) {
+            batchTimer.cancel(false);
+            batchTimer = null;
+        }
+        unacked.addLast(e);
+        waiting.addLast(e);
+        sealedEntries++;
+    }
+
+    /** Sends waiting entries while the current ledger is usable and add slots are free. */
+    private void send() {
+        while (!waiting.isEmpty() && current != null && !rolling && inFlight < settings.maxAddsInFlight()
+                && !fatal.get()) {
+            Entry e = waiting.pollFirst();
+            LedgerState l = current;
+            int attempt = ++e.attempt;
+            e.ledger = l;
+            l.outstanding++;
+            l.bytesSent += e.data.length;
+            l.entriesSent++;
+            inFlight++;
+            l.handle.asyncAddEntry(e.data, (rc, lh, entryId, ctx) -> onAdded(rc, e, l, attempt), null);
+            if (l.bytesSent >= settings.ledgerMaxBytes() || l.entriesSent >= settings.ledgerMaxEntries()) {
+                startRollover("ledger " + l.handle.getId() + " reached " + l.entriesSent + " entries / "
+                        + l.bytesSent + " bytes");
+            }
+        }
+    }
+
+    private void onAdded(int rc, Entry e, LedgerState l, int attempt) {
+        if (Thread.holdsLock(this)) {
+            // BookKeeper completed the add inside asyncAddEntry (an error path): do not mutate state under send().
+            try {
+                admin.execute(() -> onAdded(rc, e, l, attempt));
+            } catch (java.util.concurrent.RejectedExecutionException closed) {
+                // journal closed: nothing waits for this entry any more
+            }
+            return;
+        }
+        String fatalWhy = null;
+        synchronized (this) {
+            if (e.attempt != attempt || e.ledger != l || fatal.get()) {
+                return; // a stale attempt: the entry was re-sent after its ledger broke
+            }
+            if (rc == BKException.Code.OK) {
+                inFlight--;
+                l.outstanding--;
+                e.acked = true;
+                ackedEntries++;
+                ackedBytes += e.data.length;
+                failingSinceNanos = -1;
+                maybeCloseRetired(l);
+            } else if (rc == BKException.Code.LedgerFencedException
+                    || rc == BKException.Code.UnauthorizedAccessException) {
+                fatalWhy = "journal ledger " + l.handle.getId() + " was fenced (" + BKException.getMessage(rc)
+                        + "): a newer oracle took over";
+            } else {
+                breakLedger(l, rc);
+            }
+            if (fatalWhy == null) {
+                pump();
+            }
+        }
+        if (fatalWhy != null) {
+            fatal(fatalWhy, BKException.create(rc));
+            return;
+        }
+        deliver();
+    }
+
+    /**
+     * Abandons {@code l} after a write failure. Every entry from the first one {@code l} left unacknowledged to the
+     * newest goes back, in order, to be written again, including entries other ledgers already acknowledged: the
+     * journal then holds that whole suffix in order once more, after any partial copies, so replaying it in ledger
+     * order ends in the right state (see {@link JournalReplay}). Those entries are delivered only once re-acknowledged.
+     */
+    private void breakLedger(LedgerState l, int rc) {
+        if (l.broken) {
+            return;
+        }
+        l.broken = true;
+        if (failingSinceNanos < 0) {
+            failingSinceNanos = System.nanoTime();
+        }
+        ArrayList<Entry> again = new ArrayList<>();
+        boolean fromHere = false;
+        for (Entry e : unacked) {
+            if (!fromHere && !e.acked && e.ledger == l) {
+                fromHere = true;
+            }
+            if (fromHere) {
+                if (e.ledger != null && !e.acked) {
+                    inFlight--;
+                    e.ledger.outstanding--;
+                }
+                LedgerState was = e.ledger;
+                e.acked = false;
+                e.ledger = null;
+                again.add(e);
+                if (was != null && was != l) {
+                    maybeCloseRetired(was);
+                }
+            }
+        }
+        waiting.clear();
+        waiting.addAll(again);
+        resentEntries += again.size();
+        LOG.warn("journal ledger {} failed ({}); {} entries will be written again to a new ledger",
+                l.handle.getId(), BKException.getMessage(rc), again.size());
+        l.handle.asyncClose((closeRc, lh, ctx) -> { }, null); // BookKeeper may have closed it already
+        if (l == current) {
+            current = null;
+            startRollover("write failure on ledger " + l.handle.getId() + ": " + BKException.getMessage(rc));
+        }
+    }
+
+    private void maybeCloseRetired(LedgerState l) {
+        if (l.retired && !l.broken && l.outstanding == 0 && !l.closeRequested) {
+            l.closeRequested = true;
+            retired.remove(l);
+            l.handle.asyncClose((rc, lh, ctx) -> {
+                if (rc == BKException.Code.LedgerFencedException) {
+                    fatal("journal ledger " + l.handle.getId() + " was fenced while closing", BKException.create(rc));
+                } else if (rc != BKException.Code.OK) {
+                    LOG.warn("closing journal ledger {}: {}", l.handle.getId(), BKException.getMessage(rc));
+                }
+            }, null);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------- rollover
+
+    private void startRollover(String reason) {
+        if (rolling || fatal.get()) {
+            return;
+        }
+        rolling = true;
+        LedgerState old = current;
+        current = null;
+        if (old != null && !old.broken) {
+            old.retired = true;
+            retired.add(old);
+            maybeCloseRetired(old);
+        }
+        LOG.info("journal rolling over to a new ledger: {}", reason);
+        admin.execute(this::rollover);
+    }
+
+    /** Runs on the journal thread: creates and registers a new ledger, retrying until it works or time is up. */
+    private void rollover() {
+        long backoffMs = 50;
+        while (!fatal.get()) {
+            LedgerRegistry.Snapshot expected;
+            synchronized (this) {
+                expected = registered;
+            }
+            try {
+                LedgerState next = createLedger(expected);
+                LedgerRegistry.Snapshot now;
+                try {
+                    now = registry.addLedger(expected, next.handle.getId());
+                } catch (IOException e) {
+                    deleteQuietly(next.handle);
+                    throw e;
+                }
+                synchronized (this) {
+                    registered = now;
+                    current = next;
+                    rolling = false;
+                    pump();
+                }
+                LOG.info("journal ledger {} (E{}/W{}/A{}) registered, {} ledgers in {}", next.handle.getId(),
+                        next.ensemble, settings.writeQuorum(), settings.ackQuorum(), now.ledgers().size(),
+                        registry.path());
+                return;
+            } catch (LedgerRegistry.FencedException e) {
+                fatal("ledger registry taken over: " + e.getMessage(), e);
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (IOException | BKException | RuntimeException e) {
+                long failingFor;
+                synchronized (this) {
+                    if (failingSinceNanos < 0) {
+                        failingSinceNanos = System.nanoTime();
+                    }
+                    failingFor = (System.nanoTime() - failingSinceNanos) / 1_000_000;
+                }
+                if (failingFor >= settings.writeRetryMs()) {
+                    fatal("journal unwritable for " + failingFor + " ms: " + e.getMessage(), e);
+                    return;
+                }
+                LOG.warn("journal cannot start a new ledger yet ({}); retrying in {} ms", e.getMessage(), backoffMs);
+                try {
+                    Thread.sleep(backoffMs);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                backoffMs = Math.min(1000, backoffMs * 2);
+            }
+        }
+    }
+
+    /** Creates a ledger at the configured ensemble, or a smaller one (not below the write quorum) if bookies lack. */
+    private LedgerState createLedger(LedgerRegistry.Snapshot reg) throws BKException, InterruptedException {
+        Map<String, byte[]> meta = Map.of(
+                "application", "sibyl-oracle-journal".getBytes(StandardCharsets.UTF_8),
+                "sibyl-epoch", Long.toString(reg.epoch()).getBytes(StandardCharsets.UTF_8),
+                "sibyl-owner", reg.owner().getBytes(StandardCharsets.UTF_8));
+        int ensemble = settings.ensembleSize();
+        while (true) {
+            try {
+                LedgerHandle lh = bk.createLedger(ensemble, settings.writeQuorum(), settings.ackQuorum(),
+                        BookKeeper.DigestType.CRC32C, password, meta);
+                synchronized (this) {
+                    ledgersCreated++;
+                }
+                if (ensemble < settings.ensembleSize()) {
+                    LOG.warn("journal ledger {} runs on a reduced ensemble of {} bookies (configured {})",
+                            lh.getId(), ensemble, settings.ensembleSize());
+                }
+                return new LedgerState(lh, ensemble);
+            } catch (BKException.BKNotEnoughBookiesException e) {
+                if (ensemble <= settings.writeQuorum()) {
+                    throw e;
+                }
+                ensemble--;
+            }
+        }
+    }
+
+    private void deleteQuietly(LedgerHandle lh) {
+        try {
+            lh.close();
+        } catch (Exception e) {
+            // ignore
+        }
+        bk.asyncDeleteLedger(lh.getId(), (rc, ctx) -> { }, null);
+    }
+
+    // ----------------------------------------------------------------------------------------------- delivery
+
+    /** Runs, in order, the callbacks of every acknowledged entry at the head of the queue. */
+    private void deliver() {
+        synchronized (deliveryLock) {
+            while (!fatal.get()) {
+                Entry e;
+                synchronized (this) {
+                    e = unacked.peekFirst();
+                    if (e == null || !e.acked) {
+                        return;
+                    }
+                    unacked.pollFirst();
+                    pendingBytes -= e.data.length;
+                    if (spaceWaiters || closing) {
+                        spaceWaiters = false;
+                        notifyAll();
+                    }
+                }
+                for (Runnable cb : e.callbacks) {
+                    if (fatal.get()) {
+                        return;
+                    }
+                    runCallback(cb);
+                }
+            }
+        }
+    }
+
+    private static void runCallback(Runnable cb) {
+        try {
+            cb.run();
+        } catch (Throwable t) {
+            LOG.error("journal callback failed", t);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------- failures
+
+    private void fatal(String reason, Throwable cause) {
+        if (!fatal.compareAndSet(false, true)) {
+            return;
+        }
+        fatalReason = reason;
+        LOG.error("journal stopped: {}", reason, cause);
+        synchronized (this) {
+            if (batchTimer != null) {
+                batchTimer.cancel(false);
+            }
+            notifyAll();
+        }
+        Thread t = new Thread(() -> listener.onFatalError(reason, cause), "sibyl-journal-fatal");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private void onZooKeeperEvent(WatchedEvent event) {
+        if (event.getType() == Watcher.Event.EventType.None) {
+            switch (event.getState()) {
+                case Expired -> fatal("ZooKeeper session expired", null);
+                case Closed -> {
+                    if (!isClosing()) {
+                        fatal("ZooKeeper client closed under the journal", null);
+                    }
+                }
+                case Disconnected -> {
+                    if (disconnectedSinceNanos < 0) {
+                        disconnectedSinceNanos = System.nanoTime();
+                    }
+                }
+                case SyncConnected, ConnectedReadOnly -> disconnectedSinceNanos = -1;
+                default -> { }
+            }
+            return;
+        }
+        if (!fatal.get()) {
+            try {
+                admin.execute(this::checkRegistry);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // closed
+            }
+        }
+    }
+
+    /** Compares the registry with what this journal wrote; another epoch or owner means we were deposed. */
+    private void checkRegistry() {
+        if (fatal.get() || isClosing()) {
+            return;
+        }
+        try {
+            LedgerRegistry.Snapshot now = registry.read();
+            LedgerRegistry.Snapshot mine;
+            synchronized (this) {
+                mine = registered;
+            }
+            if (now.epoch() != mine.epoch() || !now.owner().equals(mine.owner())) {
+                fatal("ledger registry " + registry.path() + " taken over by epoch " + now.epoch() + " ("
+                        + now.owner() + "); this journal is epoch " + mine.epoch(), null);
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot read the ledger registry: {}", e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Periodic: session state and disconnection time; a disconnected leader must assume its session is gone. */
+    private void watchdog() {
+        if (fatal.get() || isClosing()) {
+            return;
+        }
+        ZooKeeper zk = registry.zooKeeper();
+        if (!zk.getState().isAlive()) {
+            fatal("ZooKeeper session is " + zk.getState(), null);
+            return;
+        }
+        long since = disconnectedSinceNanos;
+        if (since >= 0 && (System.nanoTime() - since) / 1_000_000 >= settings.zkSessionTimeoutMs()) {
+            fatal("disconnected from ZooKeeper for longer than the session timeout ("
+                    + settings.zkSessionTimeoutMs() + " ms)", null);
+        }
+    }
+
+    private boolean isClosing() {
+        return closing;
+    }
+
+    // ----------------------------------------------------------------------------------------------- lifecycle
+
+    /**
+     * Clean shutdown: sends what is batched, waits (up to the ZooKeeper session timeout) for every accepted block to
+     * be acknowledged and its callback run, then closes the ledgers so recovery has nothing to repair. Appends after
+     * this are ignored (their callbacks never run). Does not close the BookKeeper or ZooKeeper clients.
+     */
+    @Override
+    public void close() {
+        List<LedgerState> toClose = new ArrayList<>();
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+            closing = true;
+            if (!batchBlocks.isEmpty() && !fatal.get()) {
+                seal();
+                send();
+            }
+            long deadline = System.nanoTime() + settings.zkSessionTimeoutMs() * 1_000_000L;
+            boolean interrupted = false;
+            while (!unacked.isEmpty() && !fatal.get()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    LOG.warn("journal closed with {} entries unacknowledged; their replies are never sent",
+                            unacked.size());
+                    break;
+                }
+                try {
+                    wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    break;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            if (current != null) {
+                toClose.add(current);
+            }
+            for (LedgerState l : retired) {
+                if (!l.closeRequested) {
+                    toClose.add(l);
+                }
+            }
+            current = null;
+            rolling = true; // nothing is sent any more
+        }
+        admin.shutdownNow();
+        try {
+            registry.zooKeeper().removeWatches(registry.path(), registryWatcher, Watcher.WatcherType.Any, true);
+        } catch (KeeperException | InterruptedException | RuntimeException e) {
+            // the session may be gone; nothing to clean up then
+        }
+        for (LedgerState l : toClose) {
+            if (!l.broken && !fatal.get()) {
+                try {
+                    l.handle.close();
+                } catch (BKException e) {
+                    LOG.warn("closing journal ledger {}: {}", l.handle.getId(), e.getMessage());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+        LOG.info("journal closed: {}", stats());
+    }
+
+    // ----------------------------------------------------------------------------------------------- monitoring
+
+    @Override
+    public synchronized long appendedBlocks() {
+        return appendedBlocks;
+    }
+
+    /** True once a fatal error stopped the journal. */
+    public boolean isFailed() {
+        return fatal.get();
+    }
+
+    /** Why the journal stopped, or null. */
+    public String failure() {
+        return fatalReason;
+    }
+
+    /** Id of the ledger being written, or -1 during a rollover. */
+    public synchronized long currentLedgerId() {
+        return current == null ? -1 : current.handle.getId();
+    }
+
+    /** Epoch of this journal in the ledger registry. */
+    public synchronized long epoch() {
+        return registered.epoch();
+    }
+
+    public synchronized Stats stats() {
+        return new Stats(appendedBlocks, appendedBytes, sealedEntries, ackedEntries, ackedBytes, resentEntries,
+                ledgersCreated, inFlight, unacked.size(), pendingBytes, droppedAppends);
+    }
+
+    /**
+     * Counters: blocks and bytes appended; entries sealed (group commit: fewer than blocks) and acknowledged; entries
+     * sent again after a ledger failed; ledgers created; adds in flight; entries not yet delivered; bytes appended
+     * and not yet delivered; appends ignored because the journal was closed or had failed.
+     */
+    public record Stats(long appendedBlocks, long appendedBytes, long sealedEntries, long ackedEntries,
+                        long ackedBytes, long resentEntries, long ledgersCreated, int addsInFlight,
+                        int undeliveredEntries, long pendingBytes, long droppedAppends) {
+    }
+}

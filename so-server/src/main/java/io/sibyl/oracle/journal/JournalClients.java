@@ -1,0 +1,77 @@
+package io.sibyl.oracle.journal;
+
+import org.apache.bookkeeper.client.BKException;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.conf.ClientConfiguration;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/** Builds the ZooKeeper and BookKeeper clients the journal runs on, configured the way the journal expects. */
+public final class JournalClients {
+    private static final Logger LOG = LoggerFactory.getLogger(JournalClients.class);
+
+    private JournalClients() {
+    }
+
+    /** Opens a ZooKeeper session and waits (up to the session timeout) until it is connected. */
+    public static ZooKeeper connectZooKeeper(JournalSettings s) throws IOException, InterruptedException {
+        CountDownLatch connected = new CountDownLatch(1);
+        ZooKeeper zk = new ZooKeeper(s.zkConnect(), s.zkSessionTimeoutMs(), event -> {
+            if (event.getType() == Watcher.Event.EventType.None) {
+                if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                    connected.countDown();
+                } else {
+                    LOG.info("oracle ZooKeeper session: {}", event.getState());
+                }
+            }
+        });
+        if (!connected.await(s.zkSessionTimeoutMs(), TimeUnit.MILLISECONDS)) {
+            zk.close();
+            throw new IOException("could not connect to ZooKeeper at " + s.zkConnect() + " within "
+                    + s.zkSessionTimeoutMs() + " ms");
+        }
+        return zk;
+    }
+
+    /**
+     * A BookKeeper client for the journal: no client-side add throttle (the default caps a client at about 5,000
+     * adds/s) and bookie health tracking, so a bookie that keeps failing is quarantined and left out of the next
+     * ledger's ensemble.
+     */
+    public static BookKeeper newBookKeeper(JournalSettings s) throws IOException, InterruptedException {
+        ClientConfiguration cc = new ClientConfiguration();
+        cc.setMetadataServiceUri(s.effectiveMetadataServiceUri());
+        cc.setZkTimeout(s.zkSessionTimeoutMs());
+        cc.setThrottleValue(0);
+        cc.enableBookieHealthCheck();
+        cc.setBookieHealthCheckInterval(1, TimeUnit.SECONDS);
+        cc.setBookieErrorThresholdPerInterval(1);
+        cc.setBookieQuarantineTime(30, TimeUnit.SECONDS);
+        try {
+            return new BookKeeper(cc);
+        } catch (BKException e) {
+            throw new IOException("could not start the BookKeeper client (" + s.effectiveMetadataServiceUri() + "): "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** A name for this process in the ledger registry: host, pid and a random part (unique per start). */
+    public static String ownerName() {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            host = "unknown-host";
+        }
+        return host + "/" + ManagementFactory.getRuntimeMXBean().getPid() + "/"
+                + UUID.randomUUID().toString().substring(0, 8);
+    }
+}

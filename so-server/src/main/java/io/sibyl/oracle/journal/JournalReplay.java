@@ -1,0 +1,150 @@
+package io.sibyl.oracle.journal;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.sibyl.oracle.LongLongHashMap;
+import io.sibyl.protocol.DecisionBlockReader;
+import io.sibyl.protocol.DecisionVisitor;
+
+import java.util.Arrays;
+
+/**
+ * Rebuilds the oracle's durable state from journal entries read in ledger order. Built so that the duplicates a
+ * failed-and-rewritten suffix leaves (see {@link BookKeeperJournal}) do no harm:
+ * <ul>
+ *   <li>T_max and the timestamp high-water mark (RESERVE limits and every timestamp seen) are maxima;</li>
+ *   <li>commits go into a start->commit map, and those at or below T_max are dropped (as the oracle does), so order
+ *       does not matter;</li>
+ *   <li>the aborted set applies ABORT (add) and FORGET (remove) in replay order; a rewritten suffix replays, in the
+ *       original order, every record after its first unacknowledged one, so the last record for each timestamp is
+ *       the right one.</li>
+ * </ul>
+ * Memory stays bounded by the state being rebuilt: commits at or below T_max are trimmed as T_max rises.
+ */
+public final class JournalReplay implements DecisionVisitor {
+    private LongLongHashMap commits = new LongLongHashMap(1024);
+    private final LongLongHashMap aborted = new LongLongHashMap(1024);
+    private long tMax;
+    private long maxReserved;
+    private long maxTimestamp;
+    private int trimAt = 1 << 16;
+    private long records;
+    private long blocks;
+    private long entries;
+    private long bytes;
+
+    /** Replays one journal entry: a concatenation of decision blocks. */
+    public void entry(byte[] data) {
+        entry(Unpooled.wrappedBuffer(data));
+    }
+
+    public void entry(ByteBuf data) {
+        entries++;
+        bytes += data.readableBytes();
+        DecisionBlockReader.readAll(data, this);
+    }
+
+    @Override
+    public void onCommit(long startTs, long commitTs) {
+        records++;
+        see(commitTs);
+        if (commitTs <= tMax) {
+            return;
+        }
+        commits.put(startTs, commitTs);
+        if (commits.size() >= trimAt) {
+            trim();
+            trimAt = Math.max(1 << 16, commits.size() * 2);
+        }
+    }
+
+    @Override
+    public void onAbort(long startTs) {
+        records++;
+        see(startTs);
+        aborted.put(startTs, 1);
+    }
+
+    @Override
+    public void onForget(long startTs) {
+        records++;
+        aborted.remove(startTs);
+    }
+
+    @Override
+    public void onTmax(long newTmax) {
+        records++;
+        see(newTmax);
+        tMax = Math.max(tMax, newTmax);
+    }
+
+    @Override
+    public void onReserve(long limit) {
+        records++;
+        maxReserved = Math.max(maxReserved, limit);
+        see(limit);
+    }
+
+    @Override
+    public void onBlockEnd() {
+        blocks++;
+    }
+
+    private void see(long ts) {
+        if (ts > maxTimestamp) {
+            maxTimestamp = ts;
+        }
+    }
+
+    private void trim() {
+        LongLongHashMap kept = new LongLongHashMap(Math.max(1024, commits.size()));
+        long limit = tMax;
+        commits.forEach((start, commit) -> {
+            if (commit > limit) {
+                kept.put(start, commit);
+            }
+        });
+        commits = kept;
+    }
+
+    public long tMax() {
+        return tMax;
+    }
+
+    /** Highest timestamp that may have been handed out: no new timestamp may be at or below it. */
+    public long lastTimestamp() {
+        return Math.max(maxReserved, maxTimestamp);
+    }
+
+    public long records() {
+        return records;
+    }
+
+    /** The state replayed so far. */
+    public RecoveredState result(LedgerRegistry.Snapshot registry, RecoveredState.Stats stats) {
+        trim();
+        int n = commits.size();
+        long[] commitTs = new long[n];
+        LongLongHashMap startOf = new LongLongHashMap(Math.max(16, n));
+        int[] i = {0};
+        commits.forEach((start, commit) -> {
+            commitTs[i[0]++] = commit;
+            startOf.put(commit, start);
+        });
+        Arrays.sort(commitTs);
+        long[] starts = new long[n];
+        for (int k = 0; k < n; k++) {
+            starts[k] = startOf.get(commitTs[k], 0);
+        }
+        long[] abortedTs = new long[aborted.size()];
+        int[] j = {0};
+        aborted.forEach((ts, one) -> abortedTs[j[0]++] = ts);
+        Arrays.sort(abortedTs);
+        return new RecoveredState(lastTimestamp(), maxReserved, tMax, starts, commitTs, abortedTs, registry, stats);
+    }
+
+    /** Counters so far: entries, blocks, records, bytes. */
+    RecoveredState.Stats stats(int ledgers, long millis) {
+        return new RecoveredState.Stats(ledgers, entries, blocks, records, bytes, millis);
+    }
+}

@@ -1,0 +1,214 @@
+package io.sibyl.oracle.journal;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * Settings of the BookKeeper journal, its ledger registry and recovery. Every key starts with {@code journal.}; the
+ * keys, defaults and meanings are listed by {@link #describe()} and in docs/journal.md.
+ *
+ * @param zkConnect             ZooKeeper connect string (ledger registry, and BookKeeper metadata by default)
+ * @param zkSessionTimeoutMs    ZooKeeper session timeout of the oracle's own session
+ * @param metadataServiceUri    BookKeeper metadata service URI; empty means {@code zk+null://<zkConnect>/ledgers}
+ * @param ledgersZnode          znode listing this oracle's journal ledgers in order
+ * @param ensembleSize          bookies each ledger is striped over
+ * @param writeQuorum           bookies each entry is written to
+ * @param ackQuorum             bookies that must acknowledge an entry before it is durable
+ * @param groupMaxBytes         an entry is sent as soon as its blocks reach this size
+ * @param groupMaxDelayMicros   a block waits at most this long for others to share its entry
+ * @param flushWhenIdle         with no add in flight, a block is sent at once instead of waiting for company
+ * @param maxAddsInFlight       entries sent and not yet acknowledged; further blocks accumulate meanwhile
+ * @param maxPendingBytes       bytes appended and not yet acknowledged before {@code append} blocks its caller
+ * @param ledgerMaxBytes        a new ledger is started once the current one holds this many bytes
+ * @param ledgerMaxEntries      ... or this many entries
+ * @param writeRetryMs          after a write failure, how long new ledgers are tried before the error is fatal
+ * @param password              BookKeeper ledger password (all oracles of one deployment must agree)
+ */
+public record JournalSettings(
+        String zkConnect,
+        int zkSessionTimeoutMs,
+        String metadataServiceUri,
+        String ledgersZnode,
+        int ensembleSize,
+        int writeQuorum,
+        int ackQuorum,
+        int groupMaxBytes,
+        long groupMaxDelayMicros,
+        boolean flushWhenIdle,
+        int maxAddsInFlight,
+        long maxPendingBytes,
+        long ledgerMaxBytes,
+        long ledgerMaxEntries,
+        long writeRetryMs,
+        String password) {
+
+    /** Prefix of every journal key. */
+    public static final String PREFIX = "journal.";
+
+    public static JournalSettings defaults() {
+        return new JournalSettings("127.0.0.1:2181", 10_000, "", "/sibyl/oracle/ledgers", 3, 2, 2,
+                64 * 1024, 1000, true, 32, 64L << 20, 256L << 20, 1_000_000, 10_000, "sibyl");
+    }
+
+    public JournalSettings {
+        require(!zkConnect.isBlank(), "journal.zk.connect", zkConnect);
+        require(zkSessionTimeoutMs >= 1000, "journal.zk.session.timeout.ms", zkSessionTimeoutMs);
+        require(ledgersZnode.startsWith("/") && !ledgersZnode.endsWith("/") && ledgersZnode.length() > 1,
+                "journal.ledgers.znode", ledgersZnode);
+        require(ackQuorum >= 1, "journal.ack.quorum", ackQuorum);
+        require(writeQuorum >= ackQuorum, "journal.write.quorum (must be >= journal.ack.quorum)", writeQuorum);
+        require(ensembleSize >= writeQuorum, "journal.ensemble.size (must be >= journal.write.quorum)",
+                ensembleSize);
+        require(groupMaxBytes >= 64 && groupMaxBytes <= 4 << 20, "journal.group.max.bytes (64 B to 4 MB)",
+                groupMaxBytes);
+        require(groupMaxDelayMicros >= 0, "journal.group.max.delay.us", groupMaxDelayMicros);
+        require(maxAddsInFlight >= 1, "journal.max.adds.in.flight", maxAddsInFlight);
+        require(maxPendingBytes >= groupMaxBytes, "journal.max.pending.bytes (must be >= journal.group.max.bytes)",
+                maxPendingBytes);
+        require(ledgerMaxBytes >= groupMaxBytes, "journal.ledger.max.bytes", ledgerMaxBytes);
+        require(ledgerMaxEntries >= 1, "journal.ledger.max.entries", ledgerMaxEntries);
+        require(writeRetryMs >= 0, "journal.write.retry.ms", writeRetryMs);
+        require(!password.isEmpty(), "journal.password", password);
+    }
+
+    private static void require(boolean ok, String key, Object value) {
+        if (!ok) {
+            throw new IllegalArgumentException("invalid value '" + value + "' for " + key + "; see docs/journal.md");
+        }
+    }
+
+    /** The BookKeeper metadata service URI: the configured one, or the ZooKeeper ensemble's {@code /ledgers}. */
+    public String effectiveMetadataServiceUri() {
+        if (!metadataServiceUri.isBlank()) {
+            return metadataServiceUri;
+        }
+        return "zk+null://" + zkConnect.replace(',', ';') + "/ledgers";
+    }
+
+    public JournalSettings withZooKeeper(String connect, String metadataUri) {
+        return new JournalSettings(connect, zkSessionTimeoutMs, metadataUri, ledgersZnode, ensembleSize, writeQuorum,
+                ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password);
+    }
+
+    public JournalSettings withLedgersZnode(String znode) {
+        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, znode, ensembleSize,
+                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password);
+    }
+
+    public JournalSettings withQuorums(int ensemble, int write, int ack) {
+        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensemble, write,
+                ack, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password);
+    }
+
+    public JournalSettings withGroupCommit(int maxBytes, long maxDelayMicros, boolean whenIdle, int addsInFlight) {
+        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
+                writeQuorum, ackQuorum, maxBytes, maxDelayMicros, whenIdle, addsInFlight, maxPendingBytes,
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password);
+    }
+
+    public JournalSettings withRollover(long maxBytes, long maxEntries) {
+        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
+                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
+                maxPendingBytes, maxBytes, maxEntries, writeRetryMs, password);
+    }
+
+    public JournalSettings withWriteRetryMs(long millis) {
+        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
+                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, millis, password);
+    }
+
+    /**
+     * Reads the {@code journal.*} keys of {@code p}; missing keys keep their defaults, keys that do not start with
+     * {@code journal.} are ignored (they belong to the oracle), unknown {@code journal.*} keys are an error.
+     */
+    public static JournalSettings fromProperties(Properties p) {
+        JournalSettings d = defaults();
+        Map<String, String> known = d.describe();
+        for (String key : p.stringPropertyNames()) {
+            if (key.startsWith(PREFIX) && !known.containsKey(key)) {
+                throw new IllegalArgumentException("unknown journal setting '" + key + "'; known settings: "
+                        + known.keySet());
+            }
+        }
+        return new JournalSettings(
+                p.getProperty("journal.zk.connect", d.zkConnect).trim(),
+                intOf(p, "journal.zk.session.timeout.ms", d.zkSessionTimeoutMs),
+                p.getProperty("journal.bk.metadata.uri", d.metadataServiceUri).trim(),
+                p.getProperty("journal.ledgers.znode", d.ledgersZnode).trim(),
+                intOf(p, "journal.ensemble.size", d.ensembleSize),
+                intOf(p, "journal.write.quorum", d.writeQuorum),
+                intOf(p, "journal.ack.quorum", d.ackQuorum),
+                intOf(p, "journal.group.max.bytes", d.groupMaxBytes),
+                longOf(p, "journal.group.max.delay.us", d.groupMaxDelayMicros),
+                boolOf(p, "journal.group.flush.when.idle", d.flushWhenIdle),
+                intOf(p, "journal.max.adds.in.flight", d.maxAddsInFlight),
+                longOf(p, "journal.max.pending.bytes", d.maxPendingBytes),
+                longOf(p, "journal.ledger.max.bytes", d.ledgerMaxBytes),
+                longOf(p, "journal.ledger.max.entries", d.ledgerMaxEntries),
+                longOf(p, "journal.write.retry.ms", d.writeRetryMs),
+                p.getProperty("journal.password", d.password));
+    }
+
+    private static int intOf(Properties p, String key, int dflt) {
+        long v = longOf(p, key, dflt);
+        if (v != (int) v) {
+            throw new IllegalArgumentException("setting '" + key + "' is out of range: " + v);
+        }
+        return (int) v;
+    }
+
+    private static long longOf(Properties p, String key, long dflt) {
+        String v = p.getProperty(key);
+        if (v == null) {
+            return dflt;
+        }
+        try {
+            return Long.parseLong(v.trim().replace("_", ""));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("setting '" + key + "' must be a whole number, got '" + v + "'");
+        }
+    }
+
+    private static boolean boolOf(Properties p, String key, boolean dflt) {
+        String v = p.getProperty(key);
+        if (v == null) {
+            return dflt;
+        }
+        return switch (v.trim().toLowerCase()) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException("setting '" + key + "' must be true or false, got '" + v + "'");
+        };
+    }
+
+    /** Every setting with its current value and what it is for (the password is not shown). */
+    public Map<String, String> describe() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("journal.zk.connect", zkConnect + "  # ZooKeeper ensemble: ledger registry (and BookKeeper metadata)");
+        m.put("journal.zk.session.timeout.ms", zkSessionTimeoutMs
+                + "  # oracle's ZooKeeper session; losing it is fatal");
+        m.put("journal.bk.metadata.uri", (metadataServiceUri.isBlank() ? "" : metadataServiceUri)
+                + "  # BookKeeper metadata URI; empty = zk+null://<journal.zk.connect>/ledgers");
+        m.put("journal.ledgers.znode", ledgersZnode + "  # znode listing the journal's ledgers, oldest first");
+        m.put("journal.ensemble.size", ensembleSize + "  # bookies per ledger");
+        m.put("journal.write.quorum", writeQuorum + "  # bookies each entry is written to");
+        m.put("journal.ack.quorum", ackQuorum + "  # acknowledgements that make an entry durable");
+        m.put("journal.group.max.bytes", groupMaxBytes + "  # group commit: send an entry once it is this large");
+        m.put("journal.group.max.delay.us", groupMaxDelayMicros
+                + "  # group commit: longest a block waits for company (microseconds)");
+        m.put("journal.group.flush.when.idle", flushWhenIdle + "  # send at once when no add is in flight");
+        m.put("journal.max.adds.in.flight", maxAddsInFlight + "  # entries sent and not yet acknowledged");
+        m.put("journal.max.pending.bytes", maxPendingBytes + "  # unacknowledged bytes before appends block");
+        m.put("journal.ledger.max.bytes", ledgerMaxBytes + "  # roll over to a new ledger after this many bytes");
+        m.put("journal.ledger.max.entries", ledgerMaxEntries + "  # ... or after this many entries");
+        m.put("journal.write.retry.ms", writeRetryMs
+                + "  # after a write failure, keep trying new ledgers this long before giving up (fatal)");
+        m.put("journal.password", "*****  # BookKeeper ledger password (same on every oracle)");
+        return m;
+    }
+}

@@ -1,0 +1,204 @@
+package io.sibyl.oracle.journal;
+
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The journal's ledger list in one ZooKeeper znode (default {@code /sibyl/oracle/ledgers}), oldest first, with the
+ * epoch of the oracle that writes it. Every change is a compare-and-set on the znode version, which makes the znode
+ * the first fence of a takeover: recovery {@link #fence bumps the epoch} before it fences any ledger, so a deposed
+ * writer can no longer register a new ledger (and, since a ledger is registered before its first entry is written,
+ * it can no longer write anywhere recovery will not look).
+ *
+ * <p>Format (UTF-8 text, readable with {@code zkCli get}):
+ * <pre>
+ * sibyl-ledgers 1
+ * epoch 7
+ * owner host/pid/random
+ * ledgers 12 15 16
+ * </pre>
+ */
+public final class LedgerRegistry {
+    private static final String MAGIC = "sibyl-ledgers 1";
+    private static final int ATTEMPTS = 30;
+    private static final long RETRY_SLEEP_MS = 100;
+
+    /** One version of the registry: {@code version} is the znode version, -1 when the znode does not exist. */
+    public record Snapshot(long epoch, String owner, List<Long> ledgers, int version) {
+        public Snapshot {
+            ledgers = List.copyOf(ledgers);
+        }
+
+        Snapshot withLedger(long ledgerId) {
+            List<Long> l = new ArrayList<>(ledgers);
+            l.add(ledgerId);
+            return new Snapshot(epoch, owner, l, version);
+        }
+
+        /** Same content (ignoring the znode version). */
+        boolean sameContent(Snapshot o) {
+            return epoch == o.epoch && owner.equals(o.owner) && ledgers.equals(o.ledgers);
+        }
+    }
+
+    /** The registry was changed by someone else: a newer oracle took over. */
+    public static final class FencedException extends IOException {
+        FencedException(String message) {
+            super(message);
+        }
+    }
+
+    private final ZooKeeper zk;
+    private final String path;
+
+    public LedgerRegistry(ZooKeeper zk, String path) {
+        this.zk = zk;
+        this.path = path;
+    }
+
+    public String path() {
+        return path;
+    }
+
+    public ZooKeeper zooKeeper() {
+        return zk;
+    }
+
+    /** Current content; an absent znode reads as epoch 0 with no ledgers. */
+    public Snapshot read() throws IOException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                Stat stat = new Stat();
+                byte[] data = zk.getData(path, false, stat);
+                return decode(data, stat.getVersion());
+            } catch (KeeperException.NoNodeException e) {
+                return new Snapshot(0, "", List.of(), -1);
+            } catch (KeeperException.ConnectionLossException e) {
+                retryOrThrow(attempt, "read", e);
+            } catch (KeeperException e) {
+                throw new IOException("reading ledger registry " + path + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * Takes the registry over for {@code owner}: writes the next epoch with a compare-and-set, retrying if another
+     * writer changes it meanwhile. After this returns, a writer of an older epoch fails to register ledgers.
+     */
+    public Snapshot fence(String owner) throws IOException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            Snapshot current = read();
+            Snapshot next = new Snapshot(current.epoch() + 1, owner, current.ledgers(), current.version());
+            try {
+                if (current.version() < 0) {
+                    createParents();
+                    zk.create(path, encode(next), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+                    return new Snapshot(next.epoch(), owner, next.ledgers(), 0);
+                }
+                Stat stat = zk.setData(path, encode(next), current.version());
+                return new Snapshot(next.epoch(), owner, next.ledgers(), stat.getVersion());
+            } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException e) {
+                // Someone else fenced or wrote meanwhile (or our own write went through before a connection loss):
+                // read again; if the content is ours, we won.
+                Snapshot now = read();
+                if (now.epoch() == next.epoch() && now.owner().equals(owner)) {
+                    return now;
+                }
+            } catch (KeeperException.ConnectionLossException e) {
+                Snapshot now = read();
+                if (now.epoch() == next.epoch() && now.owner().equals(owner)) {
+                    return now;
+                }
+                retryOrThrow(attempt, "fence", e);
+            } catch (KeeperException e) {
+                throw new IOException("fencing ledger registry " + path + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * Appends {@code ledgerId} if the registry is still exactly {@code expected}; returns the new version.
+     *
+     * @throws FencedException if anyone else changed the registry since {@code expected}
+     */
+    public Snapshot addLedger(Snapshot expected, long ledgerId) throws IOException, InterruptedException {
+        Snapshot next = expected.withLedger(ledgerId);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                Stat stat = zk.setData(path, encode(next), expected.version());
+                return new Snapshot(next.epoch(), next.owner(), next.ledgers(), stat.getVersion());
+            } catch (KeeperException.BadVersionException | KeeperException.NoNodeException e) {
+                Snapshot now = read();
+                if (now.sameContent(next) && now.version() == expected.version() + 1) {
+                    return now; // our write landed before a connection loss hid its reply
+                }
+                throw new FencedException("ledger registry " + path + " changed under epoch " + expected.epoch()
+                        + ": now epoch " + now.epoch() + " of " + now.owner());
+            } catch (KeeperException.ConnectionLossException e) {
+                retryOrThrow(attempt, "register ledger " + ledgerId, e);
+            } catch (KeeperException e) {
+                throw new IOException("registering ledger " + ledgerId + " in " + path + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    private void createParents() throws KeeperException, InterruptedException {
+        int i = 0;
+        while ((i = path.indexOf('/', i + 1)) > 0) {
+            try {
+                zk.create(path.substring(0, i), new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+            } catch (KeeperException.NodeExistsException e) {
+                // fine
+            }
+        }
+    }
+
+    private void retryOrThrow(int attempt, String what, KeeperException e) throws IOException, InterruptedException {
+        if (attempt >= ATTEMPTS) {
+            throw new IOException("ledger registry " + path + ": " + what + " failed " + attempt + " times", e);
+        }
+        Thread.sleep(RETRY_SLEEP_MS);
+    }
+
+    static byte[] encode(Snapshot s) {
+        StringBuilder b = new StringBuilder(64 + s.ledgers().size() * 8);
+        b.append(MAGIC).append('\n');
+        b.append("epoch ").append(s.epoch()).append('\n');
+        b.append("owner ").append(s.owner()).append('\n');
+        b.append("ledgers");
+        for (long id : s.ledgers()) {
+            b.append(' ').append(id);
+        }
+        b.append('\n');
+        return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    static Snapshot decode(byte[] data, int version) throws IOException {
+        String[] lines = new String(data, StandardCharsets.UTF_8).split("\n");
+        if (lines.length < 4 || !lines[0].equals(MAGIC) || !lines[1].startsWith("epoch ")
+                || !lines[2].startsWith("owner ") || !lines[3].startsWith("ledgers")) {
+            throw new IOException("ledger registry znode is not in the '" + MAGIC + "' format");
+        }
+        try {
+            long epoch = Long.parseLong(lines[1].substring(6).trim());
+            String owner = lines[2].substring(6).trim();
+            List<Long> ledgers = new ArrayList<>();
+            for (String t : lines[3].substring(7).trim().split(" ")) {
+                if (!t.isEmpty()) {
+                    ledgers.add(Long.parseLong(t));
+                }
+            }
+            return new Snapshot(epoch, owner, ledgers, version);
+        } catch (NumberFormatException e) {
+            throw new IOException("malformed ledger registry znode", e);
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package io.sibyl.oracle.journal;
+
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.conf.ServerConfiguration;
+import org.apache.bookkeeper.util.LocalBookKeeper;
+import org.apache.zookeeper.ZooKeeper;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * In-process ZooKeeper and bookies for the journal tests (../shared/stack-notes.md): one per test class, about 2 s to
+ * start. Bookies flush their journal when its queue is empty, so adds are acknowledged in about a millisecond.
+ */
+final class BookKeeperCluster implements AutoCloseable {
+    static {
+        // Quiet the cluster's own logging (slf4j-simple reads these when each logger is created).
+        System.setProperty("zookeeper.4lw.commands.whitelist", "*");
+        for (String chatty : new String[] {"org.apache.bookkeeper", "org.apache.zookeeper"}) {
+            System.setProperty("org.slf4j.simpleLogger.log." + chatty, "warn");
+        }
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.bookkeeper.proto.PerChannelBookieClient", "off");
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.bookkeeper.client.RackawareEnsemblePlacementPolicyImpl",
+                "error");
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.bookkeeper.bookie.Journal", "off");
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.bookkeeper.util.PageCacheUtil", "off");
+    }
+
+    private final LocalBookKeeper local;
+    private final int zkPort;
+    private final List<AutoCloseable> clients = new ArrayList<>();
+
+    BookKeeperCluster(int bookies) throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            zkPort = s.getLocalPort();
+        }
+        ServerConfiguration sc = new ServerConfiguration();
+        sc.setAllowLoopback(true);
+        sc.setJournalFlushWhenQueueEmpty(true);
+        local = LocalBookKeeper.getLocalBookies("127.0.0.1", zkPort, bookies, true, sc);
+        local.start();
+    }
+
+    String zkConnect() {
+        return "127.0.0.1:" + zkPort;
+    }
+
+    /** Settings pointing at this cluster, with their own registry znode. */
+    JournalSettings settings(String name) {
+        return JournalSettings.defaults()
+                .withZooKeeper(zkConnect(), "zk+null://" + zkConnect() + "/ledgers")
+                .withLedgersZnode("/sibyl/test/" + name + "/ledgers");
+    }
+
+    /** A BookKeeper client closed with the cluster (unless the test closes it first). */
+    BookKeeper bookKeeper(JournalSettings s) throws IOException, InterruptedException {
+        BookKeeper bk = JournalClients.newBookKeeper(s);
+        clients.add(bk::close);
+        return bk;
+    }
+
+    ZooKeeper zooKeeper(JournalSettings s) throws IOException, InterruptedException {
+        ZooKeeper zk = JournalClients.connectZooKeeper(s);
+        clients.add(zk::close);
+        return zk;
+    }
+
+    /** Stops the most recently started bookie (gracefully: it leaves the bookie registry at once). */
+    void removeBookie() throws Exception {
+        local.removeBookie();
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (int i = clients.size() - 1; i >= 0; i--) {
+            try {
+                clients.get(i).close();
+            } catch (Exception e) {
+                // already closed
+            }
+        }
+        local.close();
+    }
+}
