@@ -1,0 +1,37 @@
+package io.sibyl.client;
+
+import org.apache.hadoop.conf.Configuration;
+
+/** Client settings read from the HBase {@link Configuration} (keys in docs/user-guide.md). */
+record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts, long retryBackoffMillis,
+                      long retryBackoffMaxMillis, long oracleTimeoutMillis) {
+
+    static ClientSettings from(Configuration conf) {
+        ClientSettings s = new ClientSettings(
+                conf.getInt(TransactionManager.READ_VERSIONS, 3),
+                conf.getLong(TransactionManager.WRITE_BUFFER_BYTES, 4L << 20),
+                conf.getInt(TransactionManager.RETRY_ATTEMPTS, 10),
+                conf.getLong(TransactionManager.RETRY_BACKOFF_MS, 5),
+                conf.getLong(TransactionManager.RETRY_BACKOFF_MAX_MS, 1000),
+                conf.getLong(TransactionManager.ORACLE_TIMEOUT_MS, 30_000));
+        s.check();
+        return s;
+    }
+
+    private void check() {
+        require(readVersions >= 1, TransactionManager.READ_VERSIONS, readVersions, ">= 1");
+        require(writeBufferBytes >= 0, TransactionManager.WRITE_BUFFER_BYTES, writeBufferBytes, ">= 0");
+        require(retryAttempts >= 1, TransactionManager.RETRY_ATTEMPTS, retryAttempts, ">= 1");
+        require(retryBackoffMillis >= 0, TransactionManager.RETRY_BACKOFF_MS, retryBackoffMillis, ">= 0");
+        require(retryBackoffMaxMillis >= retryBackoffMillis, TransactionManager.RETRY_BACKOFF_MAX_MS,
+                retryBackoffMaxMillis, ">= " + TransactionManager.RETRY_BACKOFF_MS);
+        require(oracleTimeoutMillis >= 1, TransactionManager.ORACLE_TIMEOUT_MS, oracleTimeoutMillis, ">= 1");
+    }
+
+    private static void require(boolean ok, String key, long value, String rule) {
+        if (!ok) {
+            throw new IllegalArgumentException("invalid value " + value + " for " + key + ": must be " + rule
+                    + " (see docs/user-guide.md)");
+        }
+    }
+}

@@ -1,0 +1,138 @@
+package io.sibyl.client;
+
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellComparator;
+import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.filter.Filter;
+import org.apache.hadoop.hbase.shaded.protobuf.ProtobufUtil;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Applies a Get's or Scan's filter, and its per-family limit and offset, to a row <em>after</em> snapshot
+ * resolution, following the calls a region server makes (RegionScannerImpl, UserScanQueryMatcher, StoreScanner).
+ * A server-side filter would see every stored version, including uncommitted and invisible ones, so it could hide
+ * or reveal rows wrongly; here it sees exactly the one version per column the transaction reads.
+ */
+final class ClientSideFilter {
+    private final Filter filter;
+    private final int storeLimit;
+    private final int storeOffset;
+    private boolean allRemainingFiltered;
+
+    ClientSideFilter(Filter userFilter, int storeLimit, int storeOffset) throws IOException {
+        this.filter = userFilter == null ? null : copy(userFilter);
+        this.storeLimit = storeLimit;
+        this.storeOffset = storeOffset;
+    }
+
+    /** A private copy (through the filter's own serialization, as the region server gets it), so state is ours. */
+    private static Filter copy(Filter f) {
+        try {
+            return ProtobufUtil.toFilter(ProtobufUtil.toFilter(f));
+        } catch (IOException | RuntimeException e) {
+            return f; // not serializable (a purely client-side filter): use the instance itself
+        }
+    }
+
+    boolean isPassThrough() {
+        return filter == null && storeLimit < 0 && storeOffset <= 0;
+    }
+
+    /** True once the filter said no later row can match (e.g. PageFilter, WhileMatchFilter). */
+    boolean allRemainingFiltered() throws IOException {
+        if (!allRemainingFiltered && filter != null && filter.filterAllRemaining()) {
+            allRemainingFiltered = true;
+        }
+        return allRemainingFiltered;
+    }
+
+    /** The cells of the row to return (sorted), or null if the row is filtered out or has no cells. */
+    List<Cell> apply(List<Cell> cells) throws IOException {
+        if (cells.isEmpty()) {
+            return null;
+        }
+        if (isPassThrough()) {
+            return cells;
+        }
+        if (allRemainingFiltered()) {
+            return null;
+        }
+        try {
+            if (filter != null && filter.filterRowKey(cells.get(0))) {
+                return null;
+            }
+            List<Cell> out = new ArrayList<>(cells.size());
+            Cell hint = null;
+            Cell familyOf = null;
+            int inFamily = 0;
+            boolean familyDone = false;
+            for (Cell c : cells) {
+                if (familyOf == null || !CellUtil.matchingFamily(familyOf, c)) {
+                    familyOf = c;
+                    inFamily = 0;
+                    familyDone = false;
+                }
+                if (familyDone) {
+                    continue;
+                }
+                if (hint != null) {
+                    if (CellComparator.getInstance().compare(c, hint) < 0) {
+                        continue;
+                    }
+                    hint = null;
+                }
+                boolean include = false;
+                boolean endRow = false;
+                if (filter == null) {
+                    include = true;
+                } else {
+                    switch (filter.filterCell(c)) {
+                        case INCLUDE, INCLUDE_AND_NEXT_COL -> include = true;
+                        case INCLUDE_AND_SEEK_NEXT_ROW -> {
+                            include = true;
+                            endRow = true;
+                        }
+                        case SKIP, NEXT_COL -> {
+                        }
+                        case NEXT_ROW -> endRow = true;
+                        case SEEK_NEXT_USING_HINT -> {
+                            hint = filter.getNextCellHint(c);
+                            if (hint != null && !CellUtil.matchingRows(hint, c)) {
+                                endRow = true; // the hint points at another row
+                            }
+                        }
+                        default -> {
+                        }
+                    }
+                }
+                if (include) {
+                    inFamily++;
+                    if (storeLimit >= 0 && inFamily > storeLimit + Math.max(storeOffset, 0)) {
+                        familyDone = true;
+                    } else if (inFamily > storeOffset) {
+                        out.add(filter == null ? c : filter.transformCell(c));
+                    }
+                }
+                if (endRow) {
+                    break;
+                }
+            }
+            if (filter != null) {
+                if (filter.hasFilterRow()) {
+                    filter.filterRowCells(out);
+                }
+                if (!out.isEmpty() && filter.filterRow()) {
+                    return null;
+                }
+            }
+            return out.isEmpty() ? null : out;
+        } finally {
+            if (filter != null) {
+                filter.reset();
+            }
+        }
+    }
+}

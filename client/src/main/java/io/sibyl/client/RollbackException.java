@@ -1,0 +1,47 @@
+package io.sibyl.client;
+
+/**
+ * The transaction was rolled back instead of committed: its writes were discarded (and its versions deleted from
+ * HBase as far as possible). {@link #getReason()} says why and {@link #isRetryable()} whether running it again can
+ * succeed; {@link TransactionManager#run} retries such transactions on its own.
+ */
+public class RollbackException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    /** Why a transaction was rolled back. */
+    public enum Reason {
+        /** Write-write conflict: a concurrent transaction committed a write to one of the same rows first. */
+        CONFLICT,
+        /** The transaction ran so long that the oracle can no longer check its conflicts (T_max passed it). */
+        TOO_OLD,
+        /** The oracle had already aborted the transaction, or refused its commit request (see the message). */
+        ABORTED_BY_ORACLE,
+        /** The connection to the oracle was lost before the commit was sent; the oracle aborted the transaction. */
+        ORACLE_FAILOVER,
+        /** Writing the transaction's buffered mutations to HBase failed (see the cause). */
+        WRITE_FAILED
+    }
+
+    private final transient Transaction transaction;
+    private final Reason reason;
+
+    public RollbackException(Transaction transaction, Reason reason, String message, Throwable cause) {
+        super("transaction " + transaction.getStartTimestamp() + " rolled back (" + reason + "): " + message, cause);
+        this.transaction = transaction;
+        this.reason = reason;
+    }
+
+    /** The transaction that was rolled back; its status is {@link Transaction.Status#ROLLED_BACK}. */
+    public Transaction getTransaction() {
+        return transaction;
+    }
+
+    public Reason getReason() {
+        return reason;
+    }
+
+    /** True if the same work, run again in a new transaction, may well succeed (conflicts, too old). */
+    public boolean isRetryable() {
+        return reason == Reason.CONFLICT || reason == Reason.TOO_OLD;
+    }
+}

@@ -1,0 +1,377 @@
+package io.sibyl.client;
+
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.HConstants;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.TableNotFoundException;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptor;
+import org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException;
+import org.apache.hadoop.hbase.util.Bytes;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.NavigableSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * A transactional view of one HBase table: HBase's own {@code Get}, {@code Put}, {@code Delete} and {@code Scan}
+ * with a {@link Transaction} passed in. Reads see the transaction's snapshot plus its own writes; writes are
+ * buffered in the transaction and reach HBase in batches, at the latest at commit.
+ *
+ * <p>Not supported (rejected with an explanation): user-set timestamps and time ranges, more than one version per
+ * column, raw scans. Filters run on the client, after snapshot resolution (docs/data-model.md).
+ *
+ * <p>A TTable may be shared by threads that each use their own transaction. The table's column families must keep
+ * every version and have no TTL (create them with {@link #familyDescriptor}).
+ */
+public class TTable implements Closeable {
+    private final Connection connection;
+    private final TableName name;
+    private final NavigableSet<byte[]> families = new TreeSet<>(Bytes.BYTES_COMPARATOR);
+    private volatile boolean closed;
+
+    /**
+     * Opens the transactional view of {@code tableName}.
+     *
+     * @throws TableNotFoundException if the table does not exist
+     * @throws IllegalArgumentException if a column family cannot hold transactional data (one version, or a TTL)
+     */
+    public TTable(Connection connection, TableName tableName) throws IOException {
+        this.connection = connection;
+        this.name = tableName;
+        TableDescriptor descriptor;
+        try (Table t = connection.getTable(tableName)) {
+            descriptor = t.getDescriptor();
+        } catch (TableNotFoundException e) {
+            TableNotFoundException clear = new TableNotFoundException("table " + tableName + " does not exist; create"
+                    + " it first (Admin.createTable) with families that keep all versions, e.g."
+                    + " TTable.familyDescriptor(\"cf\")");
+            clear.initCause(e);
+            throw clear;
+        }
+        for (ColumnFamilyDescriptor f : descriptor.getColumnFamilies()) {
+            families.add(f.getName());
+            if (f.getMaxVersions() < 2) {
+                throw new IllegalArgumentException("column family " + f.getNameAsString() + " of " + tableName
+                        + " keeps " + f.getMaxVersions() + " version; transactions need every version: alter it with"
+                        + " setMaxVersions(Integer.MAX_VALUE) (see TTable.familyDescriptor)");
+            }
+            if (f.getTimeToLive() != HConstants.FOREVER) {
+                throw new IllegalArgumentException("column family " + f.getNameAsString() + " of " + tableName
+                        + " has a TTL; cell timestamps are transaction timestamps, not wall-clock time, so HBase would"
+                        + " expire them at once: remove the TTL");
+            }
+            if (f.getMaxVersions() < Integer.MAX_VALUE / 2) {
+                TransactionManager.LOG.warn("column family {} of {} keeps at most {} versions: a hot cell can lose the"
+                        + " version an older snapshot needs; use Integer.MAX_VALUE", f.getNameAsString(), tableName,
+                        f.getMaxVersions());
+            }
+        }
+    }
+
+    /** A column family descriptor fit for transactional data: every version kept, no TTL. */
+    public static ColumnFamilyDescriptor familyDescriptor(String family) {
+        return familyDescriptor(Bytes.toBytes(family));
+    }
+
+    /** A column family descriptor fit for transactional data: every version kept, no TTL. */
+    public static ColumnFamilyDescriptor familyDescriptor(byte[] family) {
+        return org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder.newBuilder(family)
+                .setMaxVersions(Integer.MAX_VALUE).build();
+    }
+
+    public TableName getName() {
+        return name;
+    }
+
+    Connection connection() {
+        return connection;
+    }
+
+    // ---- reads --------------------------------------------------------------------------------------------------
+
+    /** Reads one row in the transaction's snapshot, with its own writes. Empty result if nothing is visible. */
+    public Result get(Transaction tx, Get get) throws IOException {
+        return get(tx, Collections.singletonList(get))[0];
+    }
+
+    /** Reads several rows in one batch (one HBase multi-get, plus one per round of deeper version fetches). */
+    public Result[] get(Transaction tx, List<Get> gets) throws IOException {
+        checkUsable(tx);
+        long ts = tx.getStartTimestamp();
+        int nv = tx.manager().settings().readVersions();
+        List<Get> raw = new ArrayList<>(gets.size());
+        for (Get g : gets) {
+            validate(g);
+            Get r = new Get(g);
+            r.setFilter(null);
+            r.setTimeRange(0, ts + 1);
+            r.readVersions(nv);
+            r.setMaxResultsPerColumnFamily(-1);
+            r.setRowOffsetPerColumnFamily(0);
+            r.setCheckExistenceOnly(false);
+            raw.add(r);
+        }
+        List<Cell>[] resolved;
+        try (Table t = connection.getTable(name)) {
+            resolved = new SnapshotReader(tx, t, nv).resolve(t.get(raw));
+        }
+        Result[] out = new Result[gets.size()];
+        for (int i = 0; i < out.length; i++) {
+            Get g = gets.get(i);
+            List<Cell> cells = SnapshotReader.overlay(resolved[i], g.getRow(), tx.bufferedRow(name, g.getRow()),
+                    g.getFamilyMap(), ts);
+            cells = new ClientSideFilter(g.getFilter(), g.getMaxResultsPerColumnFamily(),
+                    g.getRowOffsetPerColumnFamily()).apply(cells);
+            if (g.isCheckExistenceOnly()) {
+                out[i] = Result.create((List<Cell>) null, cells != null);
+            } else {
+                out[i] = cells == null ? Result.create(Collections.emptyList()) : Result.create(cells);
+            }
+        }
+        return out;
+    }
+
+    /** True if the row (or the selected columns) has something visible to the transaction. */
+    public boolean exists(Transaction tx, Get get) throws IOException {
+        Get g = new Get(get);
+        g.setCheckExistenceOnly(true);
+        return Boolean.TRUE.equals(get(tx, g).getExists());
+    }
+
+    /**
+     * Scans the transaction's snapshot, merged with its own buffered writes. Column selection, row range, reversed
+     * order, limit, caching and batching are honoured; the filter and per-family limits run on the client on the
+     * resolved rows.
+     */
+    public ResultScanner getScanner(Transaction tx, Scan scan) throws IOException {
+        checkUsable(tx);
+        if (!scan.getTimeRange().isAllTime() || !scan.getColumnFamilyTimeRange().isEmpty()) {
+            throw new IllegalArgumentException("a transactional Scan reads the transaction's snapshot: a time range"
+                    + " or timestamp cannot be set");
+        }
+        if (scan.getMaxVersions() > 1) {
+            throw new IllegalArgumentException("a transaction sees one version per column: readVersions("
+                    + scan.getMaxVersions() + ")/readAllVersions is not supported");
+        }
+        if (scan.isRaw()) {
+            throw new IllegalArgumentException("raw scans would show uncommitted and deleted versions: use a plain"
+                    + " Table for raw access");
+        }
+        for (byte[] f : scan.getFamilyMap().keySet()) {
+            checkFamily(f);
+        }
+        return new TransactionalScanner(this, tx, scan);
+    }
+
+    // ---- writes -------------------------------------------------------------------------------------------------
+
+    /** Buffers a put; its cells get the transaction's start timestamp as version. */
+    public void put(Transaction tx, Put put) throws IOException {
+        put(tx, Collections.singletonList(put));
+    }
+
+    public void put(Transaction tx, List<Put> puts) throws IOException {
+        checkUsable(tx);
+        for (Put p : puts) {
+            validate(p);
+        }
+        TableWrites w = tx.writesFor(this);
+        for (Put p : puts) {
+            byte[] row = Arrays.copyOf(p.getRow(), p.getRow().length);
+            for (Map.Entry<byte[], List<Cell>> f : p.getFamilyCellMap().entrySet()) {
+                for (Cell c : f.getValue()) {
+                    tx.buffer(w, row, CellUtil.cloneFamily(c), CellUtil.cloneQualifier(c), CellUtil.cloneValue(c));
+                }
+            }
+        }
+        tx.flushIfFull();
+    }
+
+    /**
+     * Transactionally deletes a row, families or columns: each column visible in the snapshot (or written by the
+     * transaction) gets a tombstone at the transaction's version. {@code addColumn} and {@code addColumns} both delete
+     * the column (a transaction sees one version). The row joins the write set even if nothing was visible.
+     */
+    public void delete(Transaction tx, Delete delete) throws IOException {
+        delete(tx, Collections.singletonList(delete));
+    }
+
+    public void delete(Transaction tx, List<Delete> deletes) throws IOException {
+        checkUsable(tx);
+        for (Delete d : deletes) {
+            validate(d);
+        }
+        TableWrites w = tx.writesFor(this);
+        for (Delete d : deletes) {
+            byte[] row = Arrays.copyOf(d.getRow(), d.getRow().length);
+            List<byte[][]> columns = new ArrayList<>();
+            Get toRead = null;
+            if (d.getFamilyCellMap().isEmpty()) {
+                toRead = new Get(row); // whole row: every family
+            } else {
+                for (Map.Entry<byte[], List<Cell>> f : d.getFamilyCellMap().entrySet()) {
+                    for (Cell c : f.getValue()) {
+                        if (c.getType() == Cell.Type.DeleteFamily) {
+                            if (toRead == null) {
+                                toRead = new Get(row);
+                            }
+                            toRead.addFamily(CellUtil.cloneFamily(c));
+                        } else {
+                            columns.add(new byte[][] {CellUtil.cloneFamily(c), CellUtil.cloneQualifier(c)});
+                        }
+                    }
+                }
+            }
+            if (toRead != null) {
+                Cell[] visible = get(tx, toRead).rawCells();
+                for (Cell c : visible == null ? new Cell[0] : visible) {
+                    columns.add(new byte[][] {CellUtil.cloneFamily(c), CellUtil.cloneQualifier(c)});
+                }
+            }
+            tx.touchRow(w, row);
+            for (byte[][] col : columns) {
+                tx.buffer(w, row, col[0], col[1], Tombstones.VALUE);
+            }
+        }
+        tx.flushIfFull();
+    }
+
+    /** Closes this view; the transactions that used it are unaffected (their writes are in the transaction). */
+    @Override
+    public void close() {
+        closed = true;
+    }
+
+    // ---- checks -------------------------------------------------------------------------------------------------
+
+    private void checkUsable(Transaction tx) {
+        if (closed) {
+            throw new IllegalStateException("this TTable for " + name + " is closed; open a new one");
+        }
+        if (tx == null) {
+            throw new NullPointerException("transaction is null: begin one with TransactionManager.begin()");
+        }
+        tx.checkRunning();
+    }
+
+    private void checkFamily(byte[] family) throws NoSuchColumnFamilyException {
+        if (!families.contains(family)) {
+            throw new NoSuchColumnFamilyException("column family " + Bytes.toStringBinary(family) + " does not exist"
+                    + " in table " + name + " (families: " + familyNames() + ")");
+        }
+    }
+
+    private String familyNames() {
+        List<String> names = new ArrayList<>();
+        for (byte[] f : families) {
+            names.add(Bytes.toStringBinary(f));
+        }
+        return String.join(", ", names);
+    }
+
+    private void validate(Get g) throws IOException {
+        if (!g.getTimeRange().isAllTime() || !g.getColumnFamilyTimeRange().isEmpty()) {
+            throw new IllegalArgumentException("a transactional Get reads the transaction's snapshot: a time range or"
+                    + " timestamp cannot be set (row " + Bytes.toStringBinary(g.getRow()) + ")");
+        }
+        if (g.getMaxVersions() > 1) {
+            throw new IllegalArgumentException("a transaction sees one version per column: readVersions("
+                    + g.getMaxVersions() + ")/readAllVersions is not supported");
+        }
+        for (byte[] f : g.getFamilyMap().keySet()) {
+            checkFamily(f);
+        }
+    }
+
+    private void validate(Put p) throws IOException {
+        if (p.isEmpty()) {
+            throw new IllegalArgumentException("no columns to insert in the Put for row "
+                    + Bytes.toStringBinary(p.getRow()));
+        }
+        if (p.getTimestamp() != HConstants.LATEST_TIMESTAMP) {
+            throw userTimestamp("Put", p.getRow());
+        }
+        for (Map.Entry<byte[], List<Cell>> f : p.getFamilyCellMap().entrySet()) {
+            checkFamily(f.getKey());
+            for (Cell c : f.getValue()) {
+                if (c.getTimestamp() != HConstants.LATEST_TIMESTAMP) {
+                    throw userTimestamp("Put", p.getRow());
+                }
+                if (c.getType() != Cell.Type.Put) {
+                    throw new IllegalArgumentException("a Put may only hold Put cells, not " + c.getType());
+                }
+                if (Tombstones.isTombstone(c)) {
+                    throw new IllegalArgumentException("the value written to row " + Bytes.toStringBinary(p.getRow())
+                            + " is Sibyl's reserved delete marker (docs/data-model.md) and cannot be stored");
+                }
+            }
+        }
+    }
+
+    private void validate(Delete d) throws IOException {
+        if (d.getTimestamp() != HConstants.LATEST_TIMESTAMP) {
+            throw userTimestamp("Delete", d.getRow());
+        }
+        for (Map.Entry<byte[], List<Cell>> f : d.getFamilyCellMap().entrySet()) {
+            checkFamily(f.getKey());
+            for (Cell c : f.getValue()) {
+                if (c.getType() == Cell.Type.DeleteFamilyVersion || c.getTimestamp() != HConstants.LATEST_TIMESTAMP) {
+                    throw userTimestamp("Delete", d.getRow());
+                }
+            }
+        }
+    }
+
+    private static IllegalArgumentException userTimestamp(String what, byte[] row) {
+        return new IllegalArgumentException("a transactional " + what + " must not set a timestamp (row "
+                + Bytes.toStringBinary(row) + "): every version a transaction writes is its start timestamp, so"
+                + " that snapshots can tell committed from uncommitted data; drop the timestamp argument");
+    }
+
+    /** Buffered rows of {@code tx} in this table within the scan's range, in scan order (a copy), or null. */
+    NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> bufferedRowsFor(Transaction tx,
+                                                                                             Scan scan) {
+        NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> rows = tx.bufferedRows(name);
+        if (rows == null) {
+            return null;
+        }
+        byte[] start = scan.getStartRow();
+        byte[] stop = scan.getStopRow();
+        NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> m = rows;
+        if (!scan.isReversed()) {
+            if (start.length > 0) {
+                m = m.tailMap(start, scan.includeStartRow());
+            }
+            if (stop.length > 0) {
+                m = m.headMap(stop, scan.includeStopRow());
+            }
+        } else {
+            if (start.length > 0) {
+                m = m.headMap(start, scan.includeStartRow());
+            }
+            if (stop.length > 0) {
+                m = m.tailMap(stop, scan.includeStopRow());
+            }
+            m = m.descendingMap();
+        }
+        return m.isEmpty() ? null : new TreeMap<>(m);
+    }
+}

@@ -1,0 +1,242 @@
+package io.sibyl.client;
+
+import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.client.oracle.OracleException;
+import io.sibyl.client.oracle.RowIds;
+import io.sibyl.client.oracle.Visibility;
+import org.apache.hadoop.hbase.TableName;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A snapshot-isolation transaction, begun by {@link TransactionManager#begin()}. It reads the snapshot of its start
+ * timestamp plus its own writes, and writes versions tagged with its start timestamp. A transaction is meant to be
+ * used by one thread at a time; the manager may roll it back from another thread when it is closed.
+ */
+public final class Transaction {
+    /** Lifecycle of a transaction. */
+    public enum Status {
+        RUNNING,
+        COMMITTED,
+        ROLLED_BACK
+    }
+
+    private final TransactionManager manager;
+    private final long startTs;
+    private volatile Status status = Status.RUNNING;
+    private volatile long commitTs;
+    /** Why the transaction can no longer be used, when it was finished in an unusual way. */
+    private volatile String finishedHow;
+    // Guarded by this:
+    private final Map<TableName, TableWrites> writes = new LinkedHashMap<>();
+    private final Set<Long> rowIds = new HashSet<>();
+    private long bufferedBytes;
+    /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
+    private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
+
+    Transaction(TransactionManager manager, long startTs) {
+        this.manager = manager;
+        this.startTs = startTs;
+    }
+
+    /** The start timestamp T_s: the snapshot this transaction reads, and the version of every cell it writes. */
+    public long getStartTimestamp() {
+        return startTs;
+    }
+
+    /**
+     * The commit timestamp T_c once {@link Status#COMMITTED}, else 0. A read-only transaction commits at its start
+     * timestamp (it serializes at its snapshot).
+     */
+    public long getCommitTimestamp() {
+        return commitTs;
+    }
+
+    public Status getStatus() {
+        return status;
+    }
+
+    /** True while the transaction has written nothing (puts and deletes, buffered or sent). */
+    public synchronized boolean isReadOnly() {
+        return rowIds.isEmpty();
+    }
+
+    @Override
+    public String toString() {
+        return "Transaction{startTs=" + startTs + ", status=" + status
+                + (status == Status.COMMITTED ? ", commitTs=" + commitTs : "") + "}";
+    }
+
+    TransactionManager manager() {
+        return manager;
+    }
+
+    /** Throws a clear exception unless the transaction can still read and write. */
+    void checkRunning() {
+        Status s = status;
+        String how = finishedHow;
+        if (s != Status.RUNNING || how != null) {
+            String what = how != null ? how : (s == Status.COMMITTED ? "already committed" : "already rolled back");
+            throw new IllegalStateException("transaction " + startTs + " is " + what
+                    + ": reads and writes need a running transaction; begin a new one");
+        }
+        manager.checkOpen();
+    }
+
+    // ---- visibility ---------------------------------------------------------------------------------------------
+
+    /** Is the version written by the transaction that started at {@code writerTs} in this snapshot? */
+    boolean sees(long writerTs) throws IOException {
+        if (writerTs == startTs) {
+            return true;
+        }
+        if (writerTs > startTs) {
+            return false;
+        }
+        OracleClient oracle = manager.oracle();
+        Visibility v = oracle.replica().inSnapshot(writerTs, startTs);
+        if (v != Visibility.ASK_ORACLE) {
+            return v == Visibility.VISIBLE;
+        }
+        Boolean known = askedOracle.get(writerTs);
+        if (known != null) {
+            return known;
+        }
+        boolean answer;
+        try {
+            answer = oracle.inSnapshot(writerTs, startTs).get(manager.settings().oracleTimeoutMillis(),
+                    TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while asking the oracle about version " + writerTs);
+        } catch (ExecutionException e) {
+            throw new IOException("cannot tell whether version " + writerTs + " is in the snapshot of transaction "
+                    + startTs + ": " + e.getCause().getMessage(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new IOException("the oracle did not answer a commit query for version " + writerTs + " within "
+                    + manager.settings().oracleTimeoutMillis() + " ms");
+        }
+        askedOracle.put(writerTs, answer);
+        return answer;
+    }
+
+    // ---- writes -------------------------------------------------------------------------------------------------
+
+    synchronized TableWrites writesFor(TTable table) {
+        return writes.computeIfAbsent(table.getName(), n -> new TableWrites(n, table.connection()));
+    }
+
+    /** Buffers one cell (value or tombstone); the caller then calls {@link #flushIfFull()}. */
+    synchronized void buffer(TableWrites w, byte[] row, byte[] family, byte[] qualifier, byte[] value) {
+        checkRunning();
+        bufferedBytes += w.buffer(row, family, qualifier, value);
+        rowIds.add(RowIds.of(w.name.getName(), row));
+    }
+
+    /** Records a row as written even if no cell changes (a delete of a row with nothing visible still conflicts). */
+    synchronized void touchRow(TableWrites w, byte[] row) {
+        checkRunning();
+        rowIds.add(RowIds.of(w.name.getName(), row));
+    }
+
+    synchronized void flushIfFull() throws IOException {
+        if (bufferedBytes > manager.settings().writeBufferBytes()) {
+            flush();
+        }
+    }
+
+    /** Sends every buffered write to HBase. */
+    synchronized void flush() throws IOException {
+        for (TableWrites w : writes.values()) {
+            w.flush(startTs);
+        }
+        bufferedBytes = 0;
+    }
+
+    /** The buffered cells of one row of one table (a copy), or null. */
+    synchronized NavigableMap<byte[], NavigableMap<byte[], byte[]>> bufferedRow(TableName table, byte[] row) {
+        TableWrites w = writes.get(table);
+        return w == null ? null : w.copyOfRow(row);
+    }
+
+    /** The buffered rows of one table (a copy), or null if there are none. */
+    synchronized NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> bufferedRows(
+            TableName table) {
+        TableWrites w = writes.get(table);
+        if (w == null || w.buffered.isEmpty()) {
+            return null;
+        }
+        NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> copy =
+                new java.util.TreeMap<>(org.apache.hadoop.hbase.util.Bytes.BYTES_COMPARATOR);
+        w.buffered.forEach((row, cells) -> copy.put(row, TableWrites.copyRow(cells)));
+        return copy;
+    }
+
+    synchronized long[] writeSet() {
+        long[] out = new long[rowIds.size()];
+        int i = 0;
+        for (long id : rowIds) {
+            out[i++] = id;
+        }
+        return out;
+    }
+
+    synchronized boolean hasSentWrites() {
+        for (TableWrites w : writes.values()) {
+            if (w.hasSent()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Deletes every version this transaction sent to HBase; returns false (and logs) if some delete failed. */
+    synchronized boolean deleteSentVersions() {
+        boolean ok = true;
+        for (TableWrites w : writes.values()) {
+            w.buffered.clear();
+            try {
+                w.deleteSent(startTs);
+            } catch (IOException | RuntimeException e) {
+                ok = false;
+                TransactionManager.LOG.warn("could not delete the versions of aborted transaction {} in {}: {}; they"
+                        + " stay invisible (the oracle keeps the transaction in its aborted set)", startTs, w.name,
+                        e.toString());
+            }
+        }
+        bufferedBytes = 0;
+        return ok;
+    }
+
+    // ---- state changes (called by the manager) ------------------------------------------------------------------
+
+    void markCommitted(long ts) {
+        commitTs = ts;
+        status = Status.COMMITTED;
+    }
+
+    void markRolledBack(String how) {
+        if (how != null) {
+            finishedHow = how;
+        }
+        status = Status.ROLLED_BACK;
+    }
+
+    void markInDoubt() {
+        finishedHow = "in doubt (its commit outcome is unknown)";
+    }
+
+    static String describe(OracleException e) {
+        return e.getMessage() == null ? e.toString() : e.getMessage();
+    }
+}

@@ -1,0 +1,373 @@
+package io.sibyl.client;
+
+import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.client.oracle.OracleException;
+import io.sibyl.client.oracle.OracleUnavailableException;
+import io.sibyl.client.oracle.TransactionAbortedException;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.ArrayList;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
+
+/**
+ * Entry point of the transactional client: one connection to the status oracle (with its local replica of commit
+ * metadata) shared by every transaction begun here. Thread-safe; create one per application and close it at the end.
+ *
+ * <pre>{@code
+ * try (TransactionManager tm = TransactionManager.create(conf);          // sibyl.oracle.address=host:port
+ *      TTable accounts = new TTable(tm.getConnection(), TableName.valueOf("accounts"))) {
+ *     Transaction tx = tm.begin();
+ *     accounts.put(tx, new Put(row).addColumn(CF, Q, value));
+ *     tm.commit(tx);                                                     // throws RollbackException on conflict
+ * }
+ * }</pre>
+ */
+public final class TransactionManager implements AutoCloseable {
+    static final Logger LOG = LoggerFactory.getLogger(TransactionManager.class);
+
+    /** {@code host:port} of the status oracle. */
+    public static final String ORACLE_ADDRESS = "sibyl.oracle.address";
+    /** Versions fetched per column and read request before walking down to the snapshot's version (default 3). */
+    public static final String READ_VERSIONS = "sibyl.client.read.versions";
+    /** Buffered write bytes per transaction before they are sent to HBase ahead of the commit (default 4 MiB). */
+    public static final String WRITE_BUFFER_BYTES = "sibyl.client.write.buffer.bytes";
+    /** Attempts made by {@link #run} before it gives up on conflicts (default 10). */
+    public static final String RETRY_ATTEMPTS = "sibyl.client.retry.attempts";
+    /** First back-off of {@link #run} after a conflict; doubles per attempt, with jitter (default 5 ms). */
+    public static final String RETRY_BACKOFF_MS = "sibyl.client.retry.backoff.ms";
+    /** Largest back-off of {@link #run} (default 1000 ms). */
+    public static final String RETRY_BACKOFF_MAX_MS = "sibyl.client.retry.backoff.max.ms";
+    /** How long a read waits for the oracle's answer to a commit query (default 30000 ms). */
+    public static final String ORACLE_TIMEOUT_MS = "sibyl.client.oracle.timeout.ms";
+
+    private final Connection connection;
+    private final boolean ownsConnection;
+    private final OracleClient oracle;
+    private final ClientSettings settings;
+    private final Set<Transaction> running = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    private TransactionManager(Connection connection, boolean ownsConnection, OracleClient oracle,
+                               ClientSettings settings) {
+        this.connection = connection;
+        this.ownsConnection = ownsConnection;
+        this.oracle = oracle;
+        this.settings = settings;
+    }
+
+    /** Opens an HBase connection from {@code conf} and connects to the oracle named by {@value #ORACLE_ADDRESS}. */
+    public static TransactionManager create(Configuration conf) throws IOException {
+        String[] hp = oracleAddress(conf);
+        return create(conf, hp[0], Integer.parseInt(hp[1]));
+    }
+
+    /** Opens an HBase connection from {@code conf} and connects to the oracle at {@code oracleHost:oraclePort}. */
+    public static TransactionManager create(Configuration conf, String oracleHost, int oraclePort)
+            throws IOException {
+        ClientSettings settings = ClientSettings.from(conf);
+        Connection c = ConnectionFactory.createConnection(conf);
+        try {
+            return new TransactionManager(c, true, connectOracle(oracleHost, oraclePort), settings);
+        } catch (IOException | RuntimeException e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Uses an existing HBase connection (not closed by {@link #close()}) and the oracle named by
+     * {@value #ORACLE_ADDRESS} in its configuration.
+     */
+    public static TransactionManager create(Connection connection) throws IOException {
+        String[] hp = oracleAddress(connection.getConfiguration());
+        return create(connection, hp[0], Integer.parseInt(hp[1]));
+    }
+
+    /** Uses an existing HBase connection (not closed by {@link #close()}) and the oracle at the given address. */
+    public static TransactionManager create(Connection connection, String oracleHost, int oraclePort)
+            throws IOException {
+        ClientSettings settings = ClientSettings.from(connection.getConfiguration());
+        return new TransactionManager(connection, false, connectOracle(oracleHost, oraclePort), settings);
+    }
+
+    private static String[] oracleAddress(Configuration conf) {
+        String a = conf.get(ORACLE_ADDRESS);
+        if (a == null || a.isBlank()) {
+            throw new IllegalArgumentException(ORACLE_ADDRESS + " is not set: give the status oracle's host:port"
+                    + " (so-server prints it as READY port=N), or pass the address to TransactionManager.create");
+        }
+        int colon = a.lastIndexOf(':');
+        if (colon <= 0 || colon == a.length() - 1) {
+            throw new IllegalArgumentException(ORACLE_ADDRESS + "=" + a + " is not host:port");
+        }
+        String port = a.substring(colon + 1).trim();
+        try {
+            Integer.parseInt(port);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(ORACLE_ADDRESS + "=" + a + " is not host:port");
+        }
+        return new String[] {a.substring(0, colon).trim(), port};
+    }
+
+    private static OracleClient connectOracle(String host, int port) throws IOException {
+        try {
+            return OracleClient.connect(host, port);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while connecting to the oracle at " + host + ":" + port);
+        }
+    }
+
+    /** The HBase connection (for {@code new TTable(tm.getConnection(), name)} and plain HBase use). */
+    public Connection getConnection() {
+        return connection;
+    }
+
+    /** Starts a transaction: one round trip to the oracle for its start timestamp. */
+    public Transaction begin() {
+        checkOpen();
+        long ts;
+        try {
+            ts = oracle.begin().join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException re ? re : e;
+        }
+        Transaction tx = new Transaction(this, ts);
+        running.add(tx);
+        if (closed) { // closed concurrently: do not leave it running at the oracle
+            rollback(tx);
+            checkOpen();
+        }
+        return tx;
+    }
+
+    /**
+     * Commits: sends the buffered writes to HBase, then asks the oracle (one round trip) with the rows written in
+     * every table. A transaction that wrote nothing commits locally with no round trip.
+     *
+     * @throws RollbackException if the transaction could not commit; it is then rolled back and its versions removed
+     * @throws CommitOutcomeUnknownException if the oracle connection was lost while the request was in flight
+     */
+    public void commit(Transaction tx) throws RollbackException {
+        checkOwn(tx);
+        tx.checkRunning();
+        long startTs = tx.getStartTimestamp();
+        if (tx.isReadOnly()) {
+            oracle.finish(startTs);
+            finished(tx);
+            tx.markCommitted(startTs);
+            return;
+        }
+        if (!oracle.isOpen()) {
+            // The oracle aborts the running transactions of a connection that went away.
+            rollBackLocally(tx, false);
+            throw new RollbackException(tx, RollbackException.Reason.ORACLE_FAILOVER,
+                    "the connection to the oracle at " + oracle.address() + " was lost", null);
+        }
+        try {
+            tx.flush();
+        } catch (IOException | RuntimeException e) {
+            abortAtOracle(tx);
+            rollBackLocally(tx, true);
+            throw new RollbackException(tx, RollbackException.Reason.WRITE_FAILED,
+                    "sending its writes to HBase failed: " + e, e);
+        }
+        long commitTs;
+        try {
+            commitTs = oracle.commit(startTs, tx.writeSet()).join();
+        } catch (CompletionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof TransactionAbortedException tae) {
+                rollBackLocally(tx, true);
+                RollbackException.Reason reason = switch (tae.reason()) {
+                    case CONFLICT -> RollbackException.Reason.CONFLICT;
+                    case TOO_OLD -> RollbackException.Reason.TOO_OLD;
+                    case ALREADY_ABORTED -> RollbackException.Reason.ABORTED_BY_ORACLE;
+                };
+                throw new RollbackException(tx, reason, tae.getMessage(), null);
+            }
+            if (cause instanceof OracleUnavailableException oue) {
+                finished(tx);
+                tx.markInDoubt();
+                throw new CommitOutcomeUnknownException(tx, oue);
+            }
+            if (cause instanceof OracleException oe) {
+                // Refused without a decision (e.g. write set too large): make sure it is aborted, then clean up.
+                abortAtOracle(tx);
+                rollBackLocally(tx, true);
+                throw new RollbackException(tx, RollbackException.Reason.ABORTED_BY_ORACLE,
+                        "the oracle refused the commit: " + Transaction.describe(oe), oe);
+            }
+            throw e;
+        }
+        finished(tx);
+        tx.markCommitted(commitTs);
+    }
+
+    /**
+     * Rolls back: discards buffered writes, and if some writes already reached HBase, aborts at the oracle, deletes
+     * those versions and reports the clean-up. Rolling back a rolled-back transaction does nothing.
+     */
+    public void rollback(Transaction tx) {
+        checkOwn(tx);
+        if (tx.getStatus() == Transaction.Status.ROLLED_BACK) {
+            return;
+        }
+        if (tx.getStatus() == Transaction.Status.COMMITTED) {
+            throw new IllegalStateException("transaction " + tx.getStartTimestamp()
+                    + " is already committed and cannot be rolled back");
+        }
+        if (!tx.hasSentWrites()) {
+            oracle.finish(tx.getStartTimestamp());
+            finished(tx);
+            tx.markRolledBack(null);
+            return;
+        }
+        abortAtOracle(tx);
+        rollBackLocally(tx, true);
+    }
+
+    /**
+     * Runs {@code work} in a new transaction and commits it; on a retryable rollback (write-write conflict, too old)
+     * begins a new transaction and runs {@code work} again, after a growing, jittered back-off, up to
+     * {@value #RETRY_ATTEMPTS} attempts. If {@code work} throws, the transaction is rolled back and the exception
+     * propagates (wrap checked exceptions, e.g. in {@link java.io.UncheckedIOException}). If {@code work} commits
+     * or rolls back the transaction itself, its result is returned as is.
+     *
+     * @throws RollbackException the last rollback, when it is not retryable or the attempts are used up
+     */
+    public <T> T run(Function<Transaction, T> work) throws RollbackException {
+        long backoff = settings.retryBackoffMillis();
+        for (int attempt = 1; ; attempt++) {
+            Transaction tx = begin();
+            T result;
+            try {
+                result = work.apply(tx);
+            } catch (RuntimeException | Error e) {
+                if (tx.getStatus() == Transaction.Status.RUNNING) {
+                    try {
+                        rollback(tx);
+                    } catch (RuntimeException re) {
+                        e.addSuppressed(re);
+                    }
+                }
+                throw e;
+            }
+            if (tx.getStatus() != Transaction.Status.RUNNING) {
+                return result;
+            }
+            try {
+                commit(tx);
+                return result;
+            } catch (RollbackException e) {
+                if (!e.isRetryable() || attempt >= settings.retryAttempts()) {
+                    throw e;
+                }
+            }
+            if (backoff > 0) {
+                long sleep = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+                try {
+                    Thread.sleep(sleep);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while backing off before a retry", ie);
+                }
+                backoff = Math.min(backoff * 2, settings.retryBackoffMaxMillis());
+            }
+        }
+    }
+
+    /**
+     * Rolls back every transaction still running, closes the oracle connection, and the HBase connection if this
+     * manager opened it. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Transaction tx : running.toArray(new Transaction[0])) {
+            try {
+                if (tx.getStatus() == Transaction.Status.RUNNING) {
+                    rollback(tx);
+                    tx.markRolledBack("rolled back because its TransactionManager was closed");
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("rolling back transaction {} at close failed: {}", tx.getStartTimestamp(), e.toString());
+            }
+        }
+        oracle.close();
+        if (ownsConnection) {
+            try {
+                connection.close();
+            } catch (IOException e) {
+                LOG.warn("closing the HBase connection failed: {}", e.toString());
+            }
+        }
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    // ---- package-private ----------------------------------------------------------------------------------------
+
+    OracleClient oracle() {
+        return oracle;
+    }
+
+    ClientSettings settings() {
+        return settings;
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this TransactionManager is closed; create a new one");
+        }
+    }
+
+    private void checkOwn(Transaction tx) {
+        if (tx.manager() != this) {
+            throw new IllegalArgumentException("transaction " + tx.getStartTimestamp()
+                    + " was begun by another TransactionManager");
+        }
+    }
+
+    private void finished(Transaction tx) {
+        running.remove(tx);
+    }
+
+    private void abortAtOracle(Transaction tx) {
+        try {
+            oracle.abort(tx.getStartTimestamp()).join();
+        } catch (CompletionException e) {
+            LOG.warn("abort of transaction {} at the oracle failed: {}", tx.getStartTimestamp(),
+                    e.getCause().toString());
+        }
+    }
+
+    /** Deletes the transaction's versions and, if all went and the oracle is reachable, reports the clean-up. */
+    private void rollBackLocally(Transaction tx, boolean reportCleanUp) {
+        boolean cleaned = tx.deleteSentVersions();
+        finished(tx);
+        tx.markRolledBack(null);
+        if (cleaned && reportCleanUp && oracle.isOpen()) {
+            oracle.cleanedUp(tx.getStartTimestamp()).whenComplete((v, e) -> {
+                if (e != null) {
+                    LOG.debug("clean-up report for {} failed: {}", tx.getStartTimestamp(), e.toString());
+                }
+            });
+        }
+    }
+}

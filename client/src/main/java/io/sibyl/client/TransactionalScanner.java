@@ -1,0 +1,177 @@
+package io.sibyl.client;
+
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.metrics.ScanMetrics;
+import org.apache.hadoop.hbase.util.Bytes;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+
+/**
+ * A scan of one transaction's snapshot. Underneath runs an HBase scan over the same rows and columns with the time
+ * range [0, T_s] and several versions per column, no filter and whole rows; each row is resolved to the snapshot
+ * (deeper versions fetched by gets when needed), merged with the transaction's buffered writes (a copy taken when
+ * the scanner opens, interleaved in scan order), then filtered, limited and cut into batches like HBase does.
+ */
+final class TransactionalScanner implements ResultScanner {
+    private final Transaction tx;
+    private final Table table;
+    private final ResultScanner raw;
+    private final SnapshotReader reader;
+    private final ClientSideFilter filter;
+    private final Map<byte[], java.util.NavigableSet<byte[]>> familyMap;
+    private final boolean reversed;
+    private final int limit;
+    private final int batch;
+    private final Iterator<Map.Entry<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>>> buffered;
+    private Map.Entry<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> nextBuffered;
+    private Result nextRaw;
+    private boolean rawDone;
+    private final ArrayDeque<Result> ready = new ArrayDeque<>();
+    private int rowsReturned;
+    private boolean done;
+    private boolean closed;
+
+    TransactionalScanner(TTable t, Transaction tx, Scan userScan) throws IOException {
+        this.tx = tx;
+        this.familyMap = userScan.getFamilyMap();
+        this.reversed = userScan.isReversed();
+        this.limit = userScan.getLimit();
+        this.batch = userScan.getBatch();
+        int nv = tx.manager().settings().readVersions();
+        this.filter = new ClientSideFilter(userScan.getFilter(), userScan.getMaxResultsPerColumnFamily(),
+                userScan.getRowOffsetPerColumnFamily());
+        NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> rows = t.bufferedRowsFor(tx, userScan);
+        this.buffered = rows == null ? Collections.emptyIterator() : rows.entrySet().iterator();
+        Scan s = new Scan(userScan);
+        s.setFilter(null);
+        s.setTimeRange(0, tx.getStartTimestamp() + 1);
+        s.readVersions(nv);
+        s.setBatch(-1);
+        s.setAllowPartialResults(false);
+        s.setMaxResultsPerColumnFamily(-1);
+        s.setRowOffsetPerColumnFamily(0);
+        s.setLimit(-1);
+        s.setNeedCursorResult(false);
+        if (limit > 0 && (s.getCaching() <= 0 || s.getCaching() > limit)) {
+            s.setCaching(Math.max(limit, 1)); // no point fetching many rows for a small limit
+        }
+        this.table = t.connection().getTable(t.getName());
+        try {
+            this.raw = table.getScanner(s);
+        } catch (IOException | RuntimeException e) {
+            table.close();
+            throw e;
+        }
+        this.reader = new SnapshotReader(tx, table, nv);
+    }
+
+    @Override
+    public Result next() throws IOException {
+        while (ready.isEmpty()) {
+            if (done || closed) {
+                return null;
+            }
+            tx.checkRunning();
+            if (filter.allRemainingFiltered()) {
+                done = true;
+                return null;
+            }
+            if (nextRaw == null && !rawDone) {
+                nextRaw = raw.next();
+                rawDone = nextRaw == null;
+            }
+            if (nextBuffered == null && buffered.hasNext()) {
+                nextBuffered = buffered.next();
+            }
+            if (nextRaw == null && nextBuffered == null) {
+                done = true;
+                return null;
+            }
+            Result r = null;
+            Map.Entry<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> b = null;
+            if (nextRaw != null && nextBuffered != null) {
+                int cmp = Bytes.compareTo(nextRaw.getRow(), nextBuffered.getKey());
+                if (reversed) {
+                    cmp = -cmp;
+                }
+                if (cmp <= 0) {
+                    r = nextRaw;
+                }
+                if (cmp >= 0) {
+                    b = nextBuffered;
+                }
+            } else if (nextRaw != null) {
+                r = nextRaw;
+            } else {
+                b = nextBuffered;
+            }
+            if (r != null) {
+                nextRaw = null;
+            }
+            if (b != null) {
+                nextBuffered = null;
+            }
+            List<Cell> cells = r != null ? reader.resolve(new Result[] {r})[0] : Collections.emptyList();
+            if (b != null) {
+                cells = SnapshotReader.overlay(cells, b.getKey(), b.getValue(), familyMap, tx.getStartTimestamp());
+            }
+            emit(cells);
+        }
+        return ready.poll();
+    }
+
+    /** Filters one resolved row and queues it, in batches if the scan asked for them. */
+    private void emit(List<Cell> cells) throws IOException {
+        List<Cell> out = filter.apply(cells);
+        if (out == null) {
+            return;
+        }
+        rowsReturned++;
+        if (batch > 0 && out.size() > batch) {
+            for (int i = 0; i < out.size(); i += batch) {
+                int end = Math.min(out.size(), i + batch);
+                ready.add(Result.create(out.subList(i, end), null, false, end < out.size()));
+            }
+        } else {
+            ready.add(Result.create(out));
+        }
+        if (limit > 0 && rowsReturned >= limit) {
+            done = true;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        raw.close();
+        try {
+            table.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public boolean renewLease() {
+        return raw.renewLease();
+    }
+
+    @Override
+    public ScanMetrics getScanMetrics() {
+        return raw.getScanMetrics();
+    }
+}
