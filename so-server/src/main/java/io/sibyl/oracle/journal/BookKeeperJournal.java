@@ -110,7 +110,9 @@ public final class BookKeeperJournal implements Journal {
     private LedgerRegistry.Snapshot registered;
     private LedgerState current; // null while a rollover is under way
     private final List<LedgerState> retired = new ArrayList<>();
+    private final List<AutoCloseable> owned = new ArrayList<>();
     private boolean rolling;
+    private int nextEnsemble; // ensemble size the next ledger starts from
     private volatile boolean closing;
     private final ArrayDeque<Entry> unacked = new ArrayDeque<>(); // every entry not yet delivered, in append order
     private final ArrayDeque<Entry> waiting = new ArrayDeque<>(); // sealed and not (re)sent yet, in append order
@@ -143,6 +145,7 @@ public final class BookKeeperJournal implements Journal {
         this.listener = listener;
         this.password = settings.password().getBytes(StandardCharsets.UTF_8);
         this.registered = fenced;
+        this.nextEnsemble = settings.ensembleSize();
         this.admin = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "sibyl-journal");
             t.setDaemon(true);
@@ -164,9 +167,25 @@ public final class BookKeeperJournal implements Journal {
             j.startFirstLedger();
         } catch (IOException | InterruptedException | RuntimeException e) {
             j.admin.shutdownNow();
+            j.removeWatch();
             throw e;
         }
         return j;
+    }
+
+    /** Clients (or anything else) closed after the journal's ledgers, in the order given. */
+    void closeAfterwards(AutoCloseable... resources) {
+        synchronized (this) {
+            owned.addAll(List.of(resources));
+        }
+    }
+
+    private void removeWatch() {
+        try {
+            registry.zooKeeper().removeWatches(registry.path(), registryWatcher, Watcher.WatcherType.Any, true);
+        } catch (KeeperException | InterruptedException | RuntimeException e) {
+            // the session may be gone; nothing to clean up then
+        }
     }
 
     private void startFirstLedger() throws IOException, InterruptedException {
@@ -429,6 +448,10 @@ public final class BookKeeperJournal implements Journal {
         LOG.warn("journal ledger {} failed ({}); {} entries will be written again to a new ledger",
                 l.handle.getId(), BKException.getMessage(rc), again.size());
         l.handle.asyncClose((closeRc, lh, ctx) -> { }, null); // BookKeeper may have closed it already
+        // A bookie of this ledger is gone and could not be replaced: the client's bookie list may still show it for
+        // a while, so start the next ledger one bookie smaller (never below the write quorum). The next size-driven
+        // rollover tries the full ensemble again.
+        nextEnsemble = Math.max(settings.writeQuorum(), Math.min(nextEnsemble, l.ensemble - 1));
         if (l == current) {
             current = null;
             startRollover("write failure on ledger " + l.handle.getId() + ": " + BKException.getMessage(rc));
@@ -530,7 +553,11 @@ public final class BookKeeperJournal implements Journal {
                 "application", "sibyl-oracle-journal".getBytes(StandardCharsets.UTF_8),
                 "sibyl-epoch", Long.toString(reg.epoch()).getBytes(StandardCharsets.UTF_8),
                 "sibyl-owner", reg.owner().getBytes(StandardCharsets.UTF_8));
-        int ensemble = settings.ensembleSize();
+        int ensemble;
+        synchronized (this) {
+            ensemble = nextEnsemble;
+            nextEnsemble = settings.ensembleSize();
+        }
         while (true) {
             try {
                 LedgerHandle lh = bk.createLedger(ensemble, settings.writeQuorum(), settings.ackQuorum(),
@@ -738,11 +765,7 @@ public final class BookKeeperJournal implements Journal {
             rolling = true; // nothing is sent any more
         }
         admin.shutdownNow();
-        try {
-            registry.zooKeeper().removeWatches(registry.path(), registryWatcher, Watcher.WatcherType.Any, true);
-        } catch (KeeperException | InterruptedException | RuntimeException e) {
-            // the session may be gone; nothing to clean up then
-        }
+        removeWatch();
         for (LedgerState l : toClose) {
             if (!l.broken && !fatal.get()) {
                 try {
@@ -755,6 +778,17 @@ public final class BookKeeperJournal implements Journal {
             }
         }
         LOG.info("journal closed: {}", stats());
+        List<AutoCloseable> resources;
+        synchronized (this) {
+            resources = new ArrayList<>(owned);
+        }
+        for (AutoCloseable r : resources) {
+            try {
+                r.close();
+            } catch (Exception e) {
+                LOG.warn("closing {}: {}", r, e.toString());
+            }
+        }
     }
 
     // ----------------------------------------------------------------------------------------------- monitoring

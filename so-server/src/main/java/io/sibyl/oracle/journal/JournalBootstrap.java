@@ -1,0 +1,53 @@
+package io.sibyl.oracle.journal;
+
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.zookeeper.ZooKeeper;
+
+import java.io.IOException;
+
+/**
+ * Starting an oracle on the BookKeeper journal in one call: connect to ZooKeeper and BookKeeper, take the journal
+ * over and recover ({@link JournalRecovery}), then open a journal that continues it. The returned journal owns both
+ * clients and closes them in {@link BookKeeperJournal#close()}.
+ *
+ * <pre>{@code
+ * JournalSettings js = JournalSettings.fromProperties(props);
+ * JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(js, JournalClients.ownerName(), listener);
+ * RecoveredState r = started.recovered();
+ * OracleState state = new OracleState(config, r.lastTimestamp(), r.tMax()); // + commits, aborted, in-doubt
+ * OracleServer.start(config, started.journal());
+ * }</pre>
+ */
+public final class JournalBootstrap {
+    private JournalBootstrap() {
+    }
+
+    /** The recovered state and the journal that continues it. */
+    public record Started(RecoveredState recovered, BookKeeperJournal journal) {
+    }
+
+    public static Started recoverAndOpen(JournalSettings settings, String owner, FatalErrorListener listener)
+            throws IOException, InterruptedException {
+        ZooKeeper zk = JournalClients.connectZooKeeper(settings);
+        BookKeeper bk = null;
+        try {
+            bk = JournalClients.newBookKeeper(settings);
+            LedgerRegistry registry = new LedgerRegistry(zk, settings.ledgersZnode());
+            RecoveredState recovered = JournalRecovery.recover(bk, registry, settings, owner);
+            BookKeeperJournal journal = BookKeeperJournal.open(bk, registry, recovered.registry(), settings,
+                    listener);
+            journal.closeAfterwards(bk::close, zk::close);
+            return new Started(recovered, journal);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            if (bk != null) {
+                try {
+                    bk.close();
+                } catch (Exception ignored) {
+                    // best effort
+                }
+            }
+            zk.close();
+            throw e;
+        }
+    }
+}
