@@ -18,6 +18,8 @@ final class BookKeeperCluster implements AutoCloseable {
     static {
         // Quiet the cluster's own logging (slf4j-simple reads these when each logger is created).
         System.setProperty("zookeeper.4lw.commands.whitelist", "*");
+        System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
+        System.setProperty("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
         for (String chatty : new String[] {"org.apache.bookkeeper", "org.apache.zookeeper"}) {
             System.setProperty("org.slf4j.simpleLogger.log." + chatty, "warn");
         }
