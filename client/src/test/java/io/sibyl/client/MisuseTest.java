@@ -1,0 +1,188 @@
+package io.sibyl.client;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HConstants;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.TableNotFoundException;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.function.Executable;
+
+import static io.sibyl.client.TestSupport.CF;
+import static io.sibyl.client.TestSupport.V;
+import static io.sibyl.client.TestSupport.b;
+import static io.sibyl.client.TestSupport.put;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Misuse gets an exception that says what is wrong and what to do. */
+@ExtendWith(MiniCluster.class)
+class MisuseTest {
+    private static TransactionManager tm;
+    private static TTable t;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        tm = c.manager();
+        t = new TTable(c.connection(), c.createTable("misuse", "cf"));
+    }
+
+    @AfterAll
+    static void close() {
+        t.close();
+        tm.close();
+    }
+
+    private static <T extends Throwable> void assertFails(Class<T> type, String fragment, Executable e) {
+        T thrown = assertThrows(type, e);
+        assertTrue(thrown.getMessage().contains(fragment), "message \"" + thrown.getMessage() + "\" should mention \""
+                + fragment + "\"");
+    }
+
+    @Test
+    void finishedTransactionsRefuseEveryOperation() throws Exception {
+        Transaction committed = tm.begin();
+        put(t, committed, "r", "1");
+        tm.commit(committed);
+        Transaction rolledBack = tm.begin();
+        tm.rollback(rolledBack);
+        for (Transaction tx : new Transaction[] {committed, rolledBack}) {
+            String what = tx == committed ? "already committed" : "already rolled back";
+            assertFails(IllegalStateException.class, what, () -> t.get(tx, new Get(b("r"))));
+            assertFails(IllegalStateException.class, what, () -> put(t, tx, "r", "2"));
+            assertFails(IllegalStateException.class, what, () -> t.delete(tx, new Delete(b("r"))));
+            assertFails(IllegalStateException.class, what, () -> t.getScanner(tx, new Scan()));
+            assertFails(IllegalStateException.class, what, () -> tm.commit(tx));
+        }
+        assertFails(IllegalStateException.class, "cannot be rolled back", () -> tm.rollback(committed));
+    }
+
+    @Test
+    void scannerStopsWhenItsTransactionEnds() throws Exception {
+        Transaction init = tm.begin();
+        put(t, init, "s1", "1");
+        put(t, init, "s2", "2");
+        tm.commit(init);
+        Transaction tx = tm.begin();
+        var scanner = t.getScanner(tx, new Scan().withStartRow(b("s")).withStopRow(b("t")).setCaching(1));
+        scanner.next();
+        tm.commit(tx);
+        assertFails(IllegalStateException.class, "already committed", scanner::next);
+        scanner.close();
+    }
+
+    @Test
+    void closedManagerRefusesBeginsAndRollsBackItsTransactions() throws Exception {
+        TransactionManager other = MiniCluster.get().manager();
+        Transaction running = other.begin();
+        put(t, running, "closed-manager", "1");
+        other.close();
+        other.close(); // idempotent
+        assertEquals(Transaction.Status.ROLLED_BACK, running.getStatus());
+        assertFails(IllegalStateException.class, "TransactionManager is closed", other::begin);
+        assertFails(IllegalStateException.class, "TransactionManager was closed",
+                () -> t.get(running, new Get(b("closed-manager"))));
+    }
+
+    @Test
+    void closedTableRefusesOperations() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TTable closed = new TTable(c.connection(), t.getName());
+        closed.close();
+        Transaction tx = tm.begin();
+        assertFails(IllegalStateException.class, "is closed", () -> closed.get(tx, new Get(b("r"))));
+        assertFails(IllegalStateException.class, "is closed", () -> put(closed, tx, "r", "1"));
+        tm.rollback(tx);
+    }
+
+    @Test
+    void missingTableIsReportedWithAHint() {
+        TableNotFoundException e = assertThrows(TableNotFoundException.class,
+                () -> new TTable(MiniCluster.get().connection(), TableName.valueOf("no_such_table")));
+        assertTrue(e.getMessage().contains("no_such_table") && e.getMessage().contains("create it"), e.getMessage());
+    }
+
+    @Test
+    void tablesThatCannotHoldVersionsAreRefused() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName oneVersion = TableName.valueOf("one_version");
+        TableName withTtl = TableName.valueOf("with_ttl");
+        try (Admin admin = c.connection().getAdmin()) {
+            admin.createTable(TableDescriptorBuilder.newBuilder(oneVersion)
+                    .setColumnFamily(ColumnFamilyDescriptorBuilder.of("cf")).build());
+            admin.createTable(TableDescriptorBuilder.newBuilder(withTtl).setColumnFamily(
+                    ColumnFamilyDescriptorBuilder.newBuilder(CF).setMaxVersions(Integer.MAX_VALUE).setTimeToLive(3600)
+                            .build()).build());
+        }
+        assertFails(IllegalArgumentException.class, "setMaxVersions", () -> new TTable(c.connection(), oneVersion));
+        assertFails(IllegalArgumentException.class, "TTL", () -> new TTable(c.connection(), withTtl));
+    }
+
+    @Test
+    void userTimestampsAndTimeRangesAreRejected() throws Exception {
+        Transaction tx = tm.begin();
+        assertFails(IllegalArgumentException.class, "must not set a timestamp",
+                () -> t.put(tx, new Put(b("r"), 5L).addColumn(CF, V, b("x"))));
+        assertFails(IllegalArgumentException.class, "must not set a timestamp",
+                () -> t.put(tx, new Put(b("r")).addColumn(CF, V, 5L, b("x"))));
+        assertFails(IllegalArgumentException.class, "must not set a timestamp",
+                () -> t.delete(tx, new Delete(b("r"), 5L)));
+        assertFails(IllegalArgumentException.class, "must not set a timestamp",
+                () -> t.delete(tx, new Delete(b("r")).addColumn(CF, V, 5L)));
+        assertFails(IllegalArgumentException.class, "must not set a timestamp",
+                () -> t.delete(tx, new Delete(b("r")).addFamilyVersion(CF, 5L)));
+        assertFails(IllegalArgumentException.class, "time range",
+                () -> t.get(tx, new Get(b("r")).setTimestamp(5L)));
+        assertFails(IllegalArgumentException.class, "time range",
+                () -> t.get(tx, new Get(b("r")).setTimeRange(0, 10)));
+        assertFails(IllegalArgumentException.class, "time range", () -> t.getScanner(tx, new Scan().setTimeRange(0, 10)));
+        assertFails(IllegalArgumentException.class, "one version",
+                () -> t.get(tx, new Get(b("r")).readVersions(3)));
+        assertFails(IllegalArgumentException.class, "one version", () -> t.getScanner(tx, new Scan().readAllVersions()));
+        assertFails(IllegalArgumentException.class, "raw", () -> t.getScanner(tx, new Scan().setRaw(true)));
+        assertFails(IllegalArgumentException.class, "no columns", () -> t.put(tx, new Put(b("r"))));
+        assertFails(IllegalArgumentException.class, "reserved delete marker",
+                () -> t.put(tx, new Put(b("r")).addColumn(CF, V, Tombstones.VALUE.clone())));
+        assertFails(NoSuchColumnFamilyException.class, "nope",
+                () -> t.put(tx, new Put(b("r")).addColumn(b("nope"), V, b("x"))));
+        assertFails(NoSuchColumnFamilyException.class, "nope", () -> t.get(tx, new Get(b("r")).addFamily(b("nope"))));
+        assertTrue(tx.isReadOnly(), "nothing was buffered by the rejected calls");
+        assertEquals(HConstants.LATEST_TIMESTAMP, new Put(b("r")).getTimestamp());
+        tm.commit(tx);
+    }
+
+    @Test
+    void transactionOfAnotherManagerIsRefused() throws Exception {
+        try (TransactionManager other = MiniCluster.get().manager()) {
+            Transaction foreign = other.begin();
+            assertFails(IllegalArgumentException.class, "another TransactionManager", () -> tm.commit(foreign));
+            other.rollback(foreign);
+        }
+    }
+
+    @Test
+    void missingOracleAddressIsExplained() {
+        Configuration conf = MiniCluster.get().configuration();
+        conf.unset(TransactionManager.ORACLE_ADDRESS);
+        assertFails(IllegalArgumentException.class, TransactionManager.ORACLE_ADDRESS,
+                () -> TransactionManager.create(conf));
+        conf.set(TransactionManager.ORACLE_ADDRESS, "localhost");
+        assertFails(IllegalArgumentException.class, "host:port", () -> TransactionManager.create(conf));
+        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:1");
+        conf.set(TransactionManager.READ_VERSIONS, "0");
+        assertFails(IllegalArgumentException.class, TransactionManager.READ_VERSIONS,
+                () -> TransactionManager.create(conf));
+    }
+}
