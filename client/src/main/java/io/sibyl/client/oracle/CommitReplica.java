@@ -3,7 +3,10 @@ package io.sibyl.client.oracle;
 import io.netty.buffer.ByteBuf;
 import io.sibyl.protocol.DecisionBlockReader;
 import io.sibyl.protocol.DecisionVisitor;
+import io.sibyl.protocol.SingleWriterLongLongMap;
+import io.sibyl.protocol.SingleWriterLongSet;
 
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,27 +22,49 @@ import java.util.concurrent.atomic.AtomicInteger;
  * sequence counter makes each block appear atomically to readers. A commit timestamp is forgotten only when it is at
  * or below T_max <em>and</em> below the start timestamp of every running local transaction, so a long reader's
  * snapshot never shifts while T_max moves past it.
+ *
+ * <p><b>Memory and concurrency.</b> Commits and aborts live in primitive open-addressing tables
+ * ({@link SingleWriterLongLongMap}, {@link SingleWriterLongSet}) that only the applying thread mutates, so applying
+ * a block allocates nothing (tables and the trim queue only allocate when they resize). A held commit costs 16 bytes
+ * per map slot at 3/8 to 3/4 load plus 8 bytes per queue slot at 1/2 to full: about 29 to 59 bytes, typically 40.
+ * Readers use a sequence lock: {@code version} is odd while a block is applied; a reader reads it, reads the tables,
+ * issues a load-load fence and re-reads it, retrying if it changed or was odd. The tables tolerate reads that race
+ * with mutations (no exceptions, bounded probes); such answers are discarded by the version check.
  */
 public final class CommitReplica implements DecisionVisitor {
+    /** Initial capacity of the commit map and the trim queue (they grow, and shrink back after bursts). */
+    private static final int INITIAL_COMMITS = 1024;
+    /** Spins of a reader waiting for a block to be applied before it yields the CPU. */
+    private static final int SPINS_BEFORE_YIELD = 128;
+    private static final Long NO_READER_BELOW = 0L;
+    /** Applies between checks whether the tables stayed sparse long enough to shrink (after a burst). */
+    private static final int SHRINK_CHECK_INTERVAL = 1024;
+
     private final long tInit;
-    private final ConcurrentHashMap<Long, Long> commits = new ConcurrentHashMap<>();
-    private final Set<Long> aborted = ConcurrentHashMap.newKeySet();
-    /** Writers below T_init the oracle told us committed (answers to commit queries). */
+    /** Start timestamp to commit timestamp, for commits not yet trimmed. Mutated only by the applying thread. */
+    private final SingleWriterLongLongMap commits = new SingleWriterLongLongMap(INITIAL_COMMITS / 2);
+    /** Start timestamps of aborted transactions not yet forgotten. Mutated only by the applying thread. */
+    private final SingleWriterLongSet aborted;
+    /** Writers below T_init the oracle told us committed (answers to commit queries); rarely used. */
     private final Set<Long> committedBeforeInit = ConcurrentHashMap.newKeySet();
     /** Running local transactions by start timestamp, with a count since a caller may register one twice. */
     private final ConcurrentSkipListMap<Long, AtomicInteger> readers = new ConcurrentSkipListMap<>();
     private volatile long tMax;
+    /** Sequence lock: odd while {@link #apply} mutates the tables. Written only by the applying thread. */
     private volatile int version;
-    /** Commits in commit order, for trimming; touched only by the applying thread. */
-    private long[] fifoStart = new long[1024];
-    private long[] fifoCommit = new long[1024];
+    /** Start timestamps of held commits in commit order, for trimming (a ring); touched only by the applying thread. */
+    private long[] fifo = new long[INITIAL_COMMITS];
     private int fifoHead;
     private int fifoSize;
+    /** Largest {@link #fifoSize} since the last shrink check. */
+    private int fifoPeak;
+    private int appliesUntilShrinkCheck = SHRINK_CHECK_INTERVAL;
 
     /** Starts from the handshake: the oracle's clock, T_max and aborted set when this connection began. */
     public CommitReplica(long tInit, long tMax, long[] abortedAtInit) {
         this.tInit = tInit;
         this.tMax = tMax;
+        this.aborted = new SingleWriterLongSet(16); // grows as needed, and can shrink back once those are forgotten
         for (long ts : abortedAtInit) {
             aborted.add(ts);
         }
@@ -55,11 +80,31 @@ public final class CommitReplica implements DecisionVisitor {
 
     /** Number of commit timestamps held (for tests and memory accounting). */
     public int commitCount() {
-        return commits.size();
+        for (int spins = 0; ; spins++) {
+            int before = version;
+            if ((before & 1) == 0) {
+                int n = commits.size();
+                VarHandle.loadLoadFence();
+                if (version == before) {
+                    return n;
+                }
+            }
+            backOff(spins);
+        }
     }
 
     public int abortedCount() {
-        return aborted.size();
+        for (int spins = 0; ; spins++) {
+            int before = version;
+            if ((before & 1) == 0) {
+                int n = aborted.size();
+                VarHandle.loadLoadFence();
+                if (version == before) {
+                    return n;
+                }
+            }
+            backOff(spins);
+        }
     }
 
     /** Declares a local transaction running: commit timestamps it may need are kept until {@link #unregisterReader}. */
@@ -73,12 +118,14 @@ public final class CommitReplica implements DecisionVisitor {
 
     /** Applies a run of decision blocks received from the oracle. Only the connection's I/O thread calls this. */
     public void apply(ByteBuf blocks) {
-        version++;
+        int v = version;
+        version = v + 1;
+        VarHandle.storeStoreFence(); // readers that see any of the mutations below also see the odd version
         try {
             DecisionBlockReader.readAll(blocks, this);
             trim();
         } finally {
-            version++;
+            version = v + 2; // volatile write: publishes the mutations to readers that read v + 2
         }
     }
 
@@ -90,21 +137,30 @@ public final class CommitReplica implements DecisionVisitor {
         if (writerTs == readerTs) {
             return Visibility.VISIBLE;
         }
-        while (true) {
+        for (int spins = 0; ; spins++) {
             int before = version;
             if ((before & 1) == 0) {
                 Visibility v = decide(writerTs, readerTs);
+                VarHandle.loadLoadFence(); // the table reads above complete before the version is re-read
                 if (version == before) {
                     return v;
                 }
             }
+            backOff(spins);
+        }
+    }
+
+    private static void backOff(int spins) {
+        if (spins < SPINS_BEFORE_YIELD) {
             Thread.onSpinWait();
+        } else {
+            Thread.yield(); // the applying thread may be descheduled mid-block
         }
     }
 
     private Visibility decide(long writerTs, long readerTs) {
-        Long commitTs = commits.get(writerTs);
-        if (commitTs != null) {
+        long commitTs = commits.get(writerTs, 0);
+        if (commitTs != 0) {
             return commitTs < readerTs ? Visibility.VISIBLE : Visibility.INVISIBLE;
         }
         if (aborted.contains(writerTs)) {
@@ -132,25 +188,46 @@ public final class CommitReplica implements DecisionVisitor {
 
     /** True if the replica knows {@code writerTs} aborted. */
     public boolean isAborted(long writerTs) {
-        return aborted.contains(writerTs);
+        for (int spins = 0; ; spins++) {
+            int before = version;
+            if ((before & 1) == 0) {
+                boolean a = aborted.contains(writerTs);
+                VarHandle.loadLoadFence();
+                if (version == before) {
+                    return a;
+                }
+            }
+            backOff(spins);
+        }
     }
 
     /** Commit timestamp the replica holds for {@code writerTs}, or 0. */
     public long commitTimestampOf(long writerTs) {
-        Long c = commits.get(writerTs);
-        return c == null ? 0 : c;
+        for (int spins = 0; ; spins++) {
+            int before = version;
+            if ((before & 1) == 0) {
+                long c = commits.get(writerTs, 0);
+                VarHandle.loadLoadFence();
+                if (version == before) {
+                    return c;
+                }
+            }
+            backOff(spins);
+        }
     }
+
+    // ---------------------------------------------------------------- applying thread only (inside apply)
 
     @Override
     public void onCommit(long startTs, long commitTs) {
-        if (commits.putIfAbsent(startTs, commitTs) == null) {
-            if (fifoSize == fifoStart.length) {
-                growFifo();
+        if (commits.putIfAbsent(startTs, commitTs)) {
+            if (fifoSize == fifo.length) {
+                resizeFifo(fifo.length * 2);
             }
-            int i = (fifoHead + fifoSize) % fifoStart.length;
-            fifoStart[i] = startTs;
-            fifoCommit[i] = commitTs;
-            fifoSize++;
+            fifo[(fifoHead + fifoSize) & (fifo.length - 1)] = startTs;
+            if (++fifoSize > fifoPeak) {
+                fifoPeak = fifoSize;
+            }
         }
     }
 
@@ -173,33 +250,57 @@ public final class CommitReplica implements DecisionVisitor {
 
     private void trim() {
         long bound = tMax;
-        Long oldestReader = readers.isEmpty() ? null : readers.firstKey();
+        Long oldestReader = readers.ceilingKey(NO_READER_BELOW); // null when none; never throws if one just left
         if (oldestReader != null && oldestReader - 1 < bound) {
             bound = oldestReader - 1;
         }
-        while (fifoSize > 0 && fifoCommit[fifoHead] <= bound) {
-            commits.remove(fifoStart[fifoHead]);
-            fifoHead = (fifoHead + 1) % fifoStart.length;
+        int mask = fifo.length - 1;
+        while (fifoSize > 0) {
+            int index = commits.indexOf(fifo[fifoHead]);
+            if (index >= 0) {
+                if (commits.valueAt(index) > bound) {
+                    break;
+                }
+                commits.removeAt(index);
+            }
+            fifoHead = (fifoHead + 1) & mask;
             fifoSize--;
+        }
+        if (--appliesUntilShrinkCheck == 0) {
+            appliesUntilShrinkCheck = SHRINK_CHECK_INTERVAL;
+            shrinkIfSparse();
         }
         if (!committedBeforeInit.isEmpty()) {
             committedBeforeInit.removeIf(ts -> ts < tMax);
         }
     }
 
-    private void growFifo() {
-        long[] s = new long[fifoStart.length * 2];
-        long[] c = new long[fifoStart.length * 2];
-        for (int k = 0; k < fifoSize; k++) {
-            int i = (fifoHead + k) % fifoStart.length;
-            s[k] = fifoStart[i];
-            c[k] = fifoCommit[i];
+    /** After a burst (a long local reader, a slow T_max), gives back memory that stayed unused for a whole interval. */
+    private void shrinkIfSparse() {
+        int peak = fifoPeak;
+        fifoPeak = fifoSize;
+        if (fifo.length > INITIAL_COMMITS && peak < fifo.length >>> 3) {
+            int n = INITIAL_COMMITS;
+            while (n < peak * 2) {
+                n <<= 1;
+            }
+            resizeFifo(n);
         }
-        fifoStart = s;
-        fifoCommit = c;
+        commits.shrinkIfSparse();
+        aborted.shrinkIfSparse();
+    }
+
+    private void resizeFifo(int capacity) {
+        long[] s = new long[capacity];
+        int mask = fifo.length - 1;
+        for (int k = 0; k < fifoSize; k++) {
+            s[k] = fifo[(fifoHead + k) & mask];
+        }
+        fifo = s;
         fifoHead = 0;
     }
 
+    /** Diagnostic only: the counts are read without the sequence lock (so it is safe inside {@link #apply}). */
     @Override
     public String toString() {
         return "CommitReplica{tInit=" + tInit + ", tMax=" + tMax + ", commits=" + commits.size() + ", aborted="
