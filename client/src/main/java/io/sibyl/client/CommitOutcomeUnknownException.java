@@ -11,8 +11,8 @@ public class CommitOutcomeUnknownException extends RuntimeException {
 
     public CommitOutcomeUnknownException(Transaction transaction, Throwable cause) {
         super("the outcome of the commit of transaction " + transaction.getStartTimestamp()
-                + " is unknown: the connection to the oracle was lost while the request was in flight (" + cause.getMessage()
-                + "); re-read the data to find out whether it committed", cause);
+                + " is unknown: the connection to the oracle was lost while the request was in flight ("
+                + cause.getMessage() + "); re-read the data to find out whether it committed", cause);
         this.transaction = transaction;
     }
 

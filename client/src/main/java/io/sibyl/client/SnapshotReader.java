@@ -131,7 +131,8 @@ final class SnapshotReader {
      * Overlays buffered writes (family -> qualifier -> value) of {@code row} on the resolved cells, keeping only
      * the columns selected by {@code familyMap} (empty: all). Buffered tombstones remove columns.
      */
-    static List<Cell> overlay(List<Cell> resolved, byte[] row, NavigableMap<byte[], NavigableMap<byte[], byte[]>> buffered,
+    static List<Cell> overlay(List<Cell> resolved, byte[] row,
+                              NavigableMap<byte[], NavigableMap<byte[], byte[]>> buffered,
                               Map<byte[], NavigableSet<byte[]>> familyMap, long version) {
         if (buffered == null || buffered.isEmpty()) {
             return resolved;

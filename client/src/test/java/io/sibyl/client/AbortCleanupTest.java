@@ -118,11 +118,13 @@ class AbortCleanupTest {
         TableName name = c.createTable("cleanup5", "cf");
         TTable t = new TTable(c.connection(), name);
         Transaction[] seen = new Transaction[1];
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> writeThrough.run(TestSupport.io(tx -> {
+        TestSupport.IoWork<Void> failing = tx -> {
             seen[0] = tx;
             put(t, tx, "r", "x");
             throw new IllegalStateException("business rule violated");
-        })));
+        };
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> writeThrough.run(TestSupport.io(failing)));
         assertEquals("business rule violated", e.getMessage());
         assertEquals(Transaction.Status.ROLLED_BACK, seen[0].getStatus());
         assertEquals(0, versionsAt(name, seen[0].getStartTimestamp()));

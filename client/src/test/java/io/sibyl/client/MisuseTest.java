@@ -147,10 +147,12 @@ class MisuseTest {
                 () -> t.get(tx, new Get(b("r")).setTimestamp(5L)));
         assertFails(IllegalArgumentException.class, "time range",
                 () -> t.get(tx, new Get(b("r")).setTimeRange(0, 10)));
-        assertFails(IllegalArgumentException.class, "time range", () -> t.getScanner(tx, new Scan().setTimeRange(0, 10)));
+        assertFails(IllegalArgumentException.class, "time range",
+                () -> t.getScanner(tx, new Scan().setTimeRange(0, 10)));
         assertFails(IllegalArgumentException.class, "one version",
                 () -> t.get(tx, new Get(b("r")).readVersions(3)));
-        assertFails(IllegalArgumentException.class, "one version", () -> t.getScanner(tx, new Scan().readAllVersions()));
+        assertFails(IllegalArgumentException.class, "one version",
+                () -> t.getScanner(tx, new Scan().readAllVersions()));
         assertFails(IllegalArgumentException.class, "raw", () -> t.getScanner(tx, new Scan().setRaw(true)));
         assertFails(IllegalArgumentException.class, "no columns", () -> t.put(tx, new Put(b("r"))));
         assertFails(IllegalArgumentException.class, "reserved delete marker",
