@@ -8,11 +8,9 @@ import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.Table;
-import org.apache.hadoop.hbase.util.Bytes;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -39,15 +37,14 @@ final class SnapshotReader {
     }
 
     /** Snapshot cells (no tombstones), sorted, of each raw result fetched with {@link #versions} versions. */
-    List<Cell>[] resolve(Result[] raws) throws IOException {
-        @SuppressWarnings("unchecked")
-        List<Cell>[] out = new List[raws.length];
+    List<List<Cell>> resolve(Result[] raws) throws IOException {
+        List<List<Cell>> out = new ArrayList<>(raws.length);
         List<Pending> pending = new ArrayList<>();
         for (int i = 0; i < raws.length; i++) {
-            out[i] = new ArrayList<>();
+            out.add(new ArrayList<>());
             Cell[] cells = raws[i] == null ? null : raws[i].rawCells();
             if (cells != null) {
-                walk(cells, i, out[i], pending, versions);
+                walk(cells, i, out.get(i), pending, versions);
             }
         }
         int fetch = versions;
@@ -64,9 +61,10 @@ final class SnapshotReader {
                 Pending p = pending.get(k);
                 Cell[] cells = more[k].rawCells();
                 if (cells != null) {
-                    int before = out[p.index].size();
-                    walk(cells, p.index, out[p.index], next, fetch);
-                    if (out[p.index].size() != before) {
+                    List<Cell> row = out.get(p.index);
+                    int before = row.size();
+                    walk(cells, p.index, row, next, fetch);
+                    if (row.size() != before) {
                         unsorted[p.index] = true;
                     }
                 }
@@ -74,13 +72,35 @@ final class SnapshotReader {
             pending = next;
         }
         if (unsorted != null) {
-            for (int i = 0; i < out.length; i++) {
+            for (int i = 0; i < out.size(); i++) {
                 if (unsorted[i]) {
-                    out[i].sort(CellComparator.getInstance());
+                    out.get(i).sort(CellComparator.getInstance());
                 }
             }
         }
         return out;
+    }
+
+    /**
+     * True if the raw row is already its own snapshot: one version per column, each visible and none a tombstone.
+     * Then the HBase result can be returned as is (the common case: no concurrent writers on the row).
+     */
+    boolean isAlreadySnapshot(Result raw) throws IOException {
+        Cell[] cells = raw.rawCells();
+        if (cells == null || cells.length == 0) {
+            return false;
+        }
+        Cell previous = null;
+        for (Cell c : cells) {
+            if (previous != null && CellUtil.matchingColumn(previous, c)) {
+                return false;
+            }
+            if (!tx.sees(c.getTimestamp()) || Tombstones.isTombstone(c)) {
+                return false;
+            }
+            previous = c;
+        }
+        return true;
     }
 
     /** Walks cells sorted by column then version (newest first), up to {@code fetched} versions per column. */
@@ -167,22 +187,5 @@ final class SnapshotReader {
         }
         NavigableSet<byte[]> qs = familyMap.get(family);
         return qs == null || qs.isEmpty() || qs.contains(qualifier);
-    }
-
-    /** Removes cells of columns that are not selected (raw results are already selected; used for safety). */
-    static void retainSelected(List<Cell> cells, Map<byte[], NavigableSet<byte[]>> familyMap) {
-        if (familyMap == null || familyMap.isEmpty()) {
-            return;
-        }
-        for (Iterator<Cell> it = cells.iterator(); it.hasNext(); ) {
-            Cell c = it.next();
-            if (!selected(familyMap, CellUtil.cloneFamily(c), CellUtil.cloneQualifier(c))) {
-                it.remove();
-            }
-        }
-    }
-
-    static String describe(byte[] row) {
-        return Bytes.toStringBinary(row);
     }
 }

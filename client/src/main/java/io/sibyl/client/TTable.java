@@ -129,14 +129,28 @@ public class TTable implements Closeable {
             r.setCheckExistenceOnly(false);
             raw.add(r);
         }
-        List<Cell>[] resolved;
-        try (Table t = connection.getTable(name)) {
-            resolved = new SnapshotReader(tx, t, nv).resolve(t.get(raw));
-        }
         Result[] out = new Result[gets.size()];
+        List<List<Cell>> resolved;
+        try (Table t = connection.getTable(name)) {
+            Result[] fetched = raw.size() == 1 ? new Result[] {t.get(raw.get(0))} : t.get(raw);
+            SnapshotReader reader = new SnapshotReader(tx, t, nv);
+            for (int i = 0; i < out.length; i++) {
+                Get g = gets.get(i);
+                if (g.getFilter() == null && g.getMaxResultsPerColumnFamily() < 0
+                        && g.getRowOffsetPerColumnFamily() <= 0 && !g.isCheckExistenceOnly()
+                        && reader.isAlreadySnapshot(fetched[i]) && tx.bufferedRow(name, g.getRow()) == null) {
+                    out[i] = fetched[i]; // fast path: HBase's own result is the snapshot
+                    fetched[i] = null;
+                }
+            }
+            resolved = reader.resolve(fetched);
+        }
         for (int i = 0; i < out.length; i++) {
+            if (out[i] != null) {
+                continue;
+            }
             Get g = gets.get(i);
-            List<Cell> cells = SnapshotReader.overlay(resolved[i], g.getRow(), tx.bufferedRow(name, g.getRow()),
+            List<Cell> cells = SnapshotReader.overlay(resolved.get(i), g.getRow(), tx.bufferedRow(name, g.getRow()),
                     g.getFamilyMap(), ts);
             cells = new ClientSideFilter(g.getFilter(), g.getMaxResultsPerColumnFamily(),
                     g.getRowOffsetPerColumnFamily()).apply(cells);

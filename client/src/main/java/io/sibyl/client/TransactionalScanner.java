@@ -122,7 +122,16 @@ final class TransactionalScanner implements ResultScanner {
             if (b != null) {
                 nextBuffered = null;
             }
-            List<Cell> cells = r != null ? reader.resolve(new Result[] {r})[0] : Collections.emptyList();
+            if (b == null && filter.isPassThrough() && (batch <= 0 || r.size() <= batch)
+                    && reader.isAlreadySnapshot(r)) {
+                ready.add(r); // fast path: HBase's own result is the snapshot
+                rowsReturned++;
+                if (limit > 0 && rowsReturned >= limit) {
+                    done = true;
+                }
+                continue;
+            }
+            List<Cell> cells = r != null ? reader.resolve(new Result[] {r}).get(0) : Collections.emptyList();
             if (b != null) {
                 cells = SnapshotReader.overlay(cells, b.getKey(), b.getValue(), familyMap, tx.getStartTimestamp());
             }
