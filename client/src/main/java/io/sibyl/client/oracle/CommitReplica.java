@@ -10,8 +10,6 @@ import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The client's read-only replica of the oracle's commit metadata (paper Section IV, "Client replica of the SO"):
@@ -36,7 +34,6 @@ public final class CommitReplica implements DecisionVisitor {
     private static final int INITIAL_COMMITS = 1024;
     /** Spins of a reader waiting for a block to be applied before it yields the CPU. */
     private static final int SPINS_BEFORE_YIELD = 128;
-    private static final Long NO_READER_BELOW = 0L;
     /** Applies between checks whether the tables stayed sparse long enough to shrink (after a burst). */
     private static final int SHRINK_CHECK_INTERVAL = 1024;
 
@@ -48,7 +45,7 @@ public final class CommitReplica implements DecisionVisitor {
     /** Writers below T_init the oracle told us committed (answers to commit queries); rarely used. */
     private final Set<Long> committedBeforeInit = ConcurrentHashMap.newKeySet();
     /** Running local transactions by start timestamp, with a count since a caller may register one twice. */
-    private final ConcurrentSkipListMap<Long, AtomicInteger> readers = new ConcurrentSkipListMap<>();
+    private final LocalReaders readers = new LocalReaders();
     private volatile long tMax;
     /** Sequence lock: odd while {@link #apply} mutates the tables. Written only by the applying thread. */
     private volatile int version;
@@ -109,11 +106,11 @@ public final class CommitReplica implements DecisionVisitor {
 
     /** Declares a local transaction running: commit timestamps it may need are kept until {@link #unregisterReader}. */
     public void registerReader(long startTs) {
-        readers.computeIfAbsent(startTs, k -> new AtomicInteger()).incrementAndGet();
+        readers.register(startTs);
     }
 
     public void unregisterReader(long startTs) {
-        readers.computeIfPresent(startTs, (k, n) -> n.decrementAndGet() == 0 ? null : n);
+        readers.unregister(startTs);
     }
 
     /** Applies a run of decision blocks received from the oracle. Only the connection's I/O thread calls this. */
@@ -250,8 +247,8 @@ public final class CommitReplica implements DecisionVisitor {
 
     private void trim() {
         long bound = tMax;
-        Long oldestReader = readers.ceilingKey(NO_READER_BELOW); // null when none; never throws if one just left
-        if (oldestReader != null && oldestReader - 1 < bound) {
+        long oldestReader = readers.oldest();
+        if (oldestReader != LocalReaders.NONE && oldestReader - 1 < bound) {
             bound = oldestReader - 1;
         }
         int mask = fifo.length - 1;
@@ -304,6 +301,6 @@ public final class CommitReplica implements DecisionVisitor {
     @Override
     public String toString() {
         return "CommitReplica{tInit=" + tInit + ", tMax=" + tMax + ", commits=" + commits.size() + ", aborted="
-                + aborted.size() + ", readers=" + Arrays.toString(readers.keySet().toArray()) + "}";
+                + aborted.size() + ", readers=" + Arrays.toString(readers.snapshot()) + "}";
     }
 }
