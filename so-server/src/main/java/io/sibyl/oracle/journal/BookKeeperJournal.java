@@ -77,6 +77,10 @@ public final class BookKeeperJournal implements Journal {
         }
     }
 
+    /** One add to issue: {@code entry} to {@code ledger} as attempt {@code attempt}. */
+    private record Send(Entry entry, LedgerState ledger, int attempt) {
+    }
+
     /** A ledger the journal writes or wrote. */
     private static final class LedgerState {
         final LedgerHandle handle;
@@ -102,6 +106,7 @@ public final class BookKeeperJournal implements Journal {
     private final ScheduledThreadPoolExecutor admin;
     private final Object deliveryLock = new Object();
     private final AtomicBoolean fatal = new AtomicBoolean();
+    private final AtomicBoolean issuing = new AtomicBoolean();
     private final Watcher registryWatcher = this::onZooKeeperEvent;
     private volatile String fatalReason;
     private volatile long disconnectedSinceNanos = -1;
@@ -116,6 +121,7 @@ public final class BookKeeperJournal implements Journal {
     private volatile boolean closing;
     private final ArrayDeque<Entry> unacked = new ArrayDeque<>(); // every entry not yet delivered, in append order
     private final ArrayDeque<Entry> waiting = new ArrayDeque<>(); // sealed and not (re)sent yet, in append order
+    private final ArrayDeque<Send> outbox = new ArrayDeque<>(); // adds decided, to be issued in this order
     private final ArrayList<byte[]> batchBlocks = new ArrayList<>();
     private ArrayList<Runnable> batchCallbacks = new ArrayList<>();
     private int batchBytes;
@@ -262,6 +268,7 @@ public final class BookKeeperJournal implements Journal {
                 pump();
             }
         }
+        issueAdds();
         if (runNow) {
             synchronized (deliveryLock) {
                 if (!fatal.get()) {
@@ -318,6 +325,7 @@ public final class BookKeeperJournal implements Journal {
                 pump();
             }
         }
+        issueAdds();
     }
 
     /** Turns the batch into an entry queued for sending. */
@@ -347,7 +355,11 @@ public final class BookKeeperJournal implements Journal {
         sealedEntries++;
     }
 
-    /** Sends waiting entries while the current ledger is usable and add slots are free. */
+    /**
+     * Moves waiting entries to the outbox while the current ledger is usable and add slots are free. The adds are
+     * issued by {@link #issueAdds()} once the lock is released: BookKeeper may run an add's callback while holding
+     * its own locks, and the callback takes this journal's lock, so adds must never be issued under it.
+     */
     private void send() {
         while (!waiting.isEmpty() && current != null && !rolling && inFlight < settings.maxAddsInFlight()
                 && !fatal.get()) {
@@ -359,7 +371,7 @@ public final class BookKeeperJournal implements Journal {
             l.bytesSent += e.data.length;
             l.entriesSent++;
             inFlight++;
-            l.handle.asyncAddEntry(e.data, (rc, lh, entryId, ctx) -> onAdded(rc, e, l, attempt), null);
+            outbox.addLast(new Send(e, l, attempt));
             if (l.bytesSent >= settings.ledgerMaxBytes() || l.entriesSent >= settings.ledgerMaxEntries()) {
                 startRollover("ledger " + l.handle.getId() + " reached " + l.entriesSent + " entries / "
                         + l.bytesSent + " bytes");
@@ -367,16 +379,44 @@ public final class BookKeeperJournal implements Journal {
         }
     }
 
-    private void onAdded(int rc, Entry e, LedgerState l, int attempt) {
-        if (Thread.holdsLock(this)) {
-            // BookKeeper completed the add inside asyncAddEntry (an error path): do not mutate state under send().
-            try {
-                admin.execute(() -> onAdded(rc, e, l, attempt));
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
-                // journal closed: nothing waits for this entry any more
+    /**
+     * Issues the outbox's adds in order, outside the journal lock. One thread issues at a time (so each ledger
+     * receives its entries in append order); a thread that finds another issuing leaves its adds to it, and never
+     * waits, since the issuing thread may be blocked inside BookKeeper on a lock held by the thread that came here
+     * from an add callback.
+     */
+    private void issueAdds() {
+        while (true) {
+            if (!issuing.compareAndSet(false, true)) {
+                return;
             }
-            return;
+            try {
+                while (!fatal.get()) {
+                    Send[] batch;
+                    synchronized (this) {
+                        if (outbox.isEmpty()) {
+                            break;
+                        }
+                        batch = outbox.toArray(new Send[0]);
+                        outbox.clear();
+                    }
+                    for (Send s : batch) {
+                        s.ledger().handle.asyncAddEntry(s.entry().data,
+                                (rc, lh, entryId, ctx) -> onAdded(rc, s.entry(), s.ledger(), s.attempt()), null);
+                    }
+                }
+            } finally {
+                issuing.set(false);
+            }
+            synchronized (this) {
+                if (outbox.isEmpty() || fatal.get()) {
+                    return;
+                }
+            }
         }
+    }
+
+    private void onAdded(int rc, Entry e, LedgerState l, int attempt) {
         String fatalWhy = null;
         synchronized (this) {
             if (e.attempt != attempt || e.ledger != l || fatal.get()) {
@@ -405,6 +445,7 @@ public final class BookKeeperJournal implements Journal {
             fatal(fatalWhy, BKException.create(rc));
             return;
         }
+        issueAdds();
         deliver();
     }
 
@@ -447,7 +488,7 @@ public final class BookKeeperJournal implements Journal {
         resentEntries += again.size();
         LOG.warn("journal ledger {} failed ({}); {} entries will be written again to a new ledger",
                 l.handle.getId(), BKException.getMessage(rc), again.size());
-        l.handle.asyncClose((closeRc, lh, ctx) -> { }, null); // BookKeeper may have closed it already
+        closeLater(l, false); // BookKeeper may have closed it already
         // A bookie of this ledger is gone and could not be replaced: the client's bookie list may still show it for
         // a while, so start the next ledger one bookie smaller (never below the write quorum). The next size-driven
         // rollover tries the full ensemble again.
@@ -462,13 +503,22 @@ public final class BookKeeperJournal implements Journal {
         if (l.retired && !l.broken && l.outstanding == 0 && !l.closeRequested) {
             l.closeRequested = true;
             retired.remove(l);
-            l.handle.asyncClose((rc, lh, ctx) -> {
-                if (rc == BKException.Code.LedgerFencedException) {
+            closeLater(l, true);
+        }
+    }
+
+    /** Closes a ledger from the journal thread (never under the journal lock, for the same reason as adds). */
+    private void closeLater(LedgerState l, boolean fencedIsFatal) {
+        try {
+            admin.execute(() -> l.handle.asyncClose((rc, lh, ctx) -> {
+                if (rc == BKException.Code.LedgerFencedException && fencedIsFatal) {
                     fatal("journal ledger " + l.handle.getId() + " was fenced while closing", BKException.create(rc));
-                } else if (rc != BKException.Code.OK) {
+                } else if (rc != BKException.Code.OK && fencedIsFatal) {
                     LOG.warn("closing journal ledger {}: {}", l.handle.getId(), BKException.getMessage(rc));
                 }
-            }, null);
+            }, null));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // journal closed
         }
     }
 
@@ -513,6 +563,7 @@ public final class BookKeeperJournal implements Journal {
                     rolling = false;
                     pump();
                 }
+                issueAdds();
                 LOG.info("journal ledger {} (E{}/W{}/A{}) registered, {} ledgers in {}", next.handle.getId(),
                         next.ensemble, settings.writeQuorum(), settings.ackQuorum(), now.ledgers().size(),
                         registry.path());
@@ -734,6 +785,9 @@ public final class BookKeeperJournal implements Journal {
                 seal();
                 send();
             }
+        }
+        issueAdds();
+        synchronized (this) {
             long deadline = System.nanoTime() + settings.zkSessionTimeoutMs() * 1_000_000L;
             boolean interrupted = false;
             while (!unacked.isEmpty() && !fatal.get()) {

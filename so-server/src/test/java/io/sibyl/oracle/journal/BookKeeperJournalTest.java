@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The BookKeeper journal on a real in-process ZooKeeper and 3 bookies (E3/W2/A2). */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class BookKeeperJournalTest {
     private static BookKeeperCluster cluster;
 
@@ -313,6 +313,26 @@ class BookKeeperJournalTest {
         Thread.sleep(200);
         assertFalse(ran.get());
         writer.journal().close();
+    }
+
+    /**
+     * Every block its own entry (no delay), paced so that adds complete while the next ones are being issued:
+     * BookKeeper runs an add's callback under its own locks, so a journal that issued adds under its lock deadlocked
+     * here within a second.
+     */
+    @Test
+    void addsCompletingWhileOthersAreIssuedDoNotDeadlock(TestInfo info) throws Exception {
+        JournalSettings s = cluster.settings(name(info)).withGroupCommit(64 * 1024, 0, true, 32);
+        Opened o = open(s);
+        DecisionModel model = new DecisionModel(16, 1000);
+        int blocks = 6000;
+        CountDownLatch done = new CountDownLatch(blocks);
+        for (int i = 0; i < blocks; i++) {
+            o.journal().append(model.nextBlock(20), done::countDown);
+            java.util.concurrent.locks.LockSupport.parkNanos(150_000);
+        }
+        assertTrue(done.await(30, TimeUnit.SECONDS), "all acknowledged: " + o.journal().stats());
+        o.journal().close();
     }
 
     @Test

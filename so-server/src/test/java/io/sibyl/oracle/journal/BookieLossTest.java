@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ensemble (no spare bookie) and closes the ledger; the journal moves to a new ledger on the two bookies left and
  * rewrites what was not acknowledged. This class stops a bookie, so it has its own cluster.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class BookieLossTest {
     private static BookKeeperCluster cluster;
 
