@@ -8,18 +8,23 @@ package io.sibyl.protocol;
  * <p><b>Threading.</b> One thread mutates the map. Other threads may call {@link #get} and {@link #containsKey} at any
  * time, under an external sequence lock that tells them whether what they read was consistent: while the writer is
  * mutating, a reader may get a stale or wrong answer, but it never throws, never indexes out of bounds and never
- * loops forever. Readers read the table reference once, derive the mask from that array's length and bound every
- * probe by its slot count; growth and shrinking publish a new, fully built table by replacing the reference, so a
- * reader still on the old one sees stale (then rejected) data. The sequence lock supplies the happens-before edges;
- * this class itself has no fences.
+ * loops forever. Readers read the table reference once, derive the slot count from that array's length (every slot
+ * index is reduced into it) and bound every probe by it; growth and shrinking publish a new, fully built table by
+ * replacing the reference, so a reader still on the old one sees stale (then rejected) data. The sequence lock
+ * supplies the happens-before edges; this class itself has no fences.
  *
- * <p>Deletion is by backward shift, so no tombstones accumulate. Mutations never allocate except when the table is
- * resized: it doubles above 3/4 load, and {@link #shrinkIfSparse} shrinks it when it stayed below 1/8 load.
+ * <p><b>Sizing.</b> The slot count need not be a power of two (a key's home slot is its Fibonacci hash scaled into the
+ * slot count), so the table grows by half above 3/4 load: it stays between 1/2 and 3/4 full while it grows, 21 to 32
+ * bytes per entry, even when the entry count settles just above a power of two. {@link #shrinkIfSparse} shrinks it
+ * when it stayed below 1/8 load. Deletion is by backward shift, so no tombstones accumulate. Mutations never allocate
+ * except when the table is resized.
  */
 public final class SingleWriterLongLongMap {
     private static final int MIN_SLOTS = 16;
+    /** Largest slot count: the table's length must stay an array length. */
+    private static final int MAX_SLOTS = 1 << 29;
 
-    /** Interleaved keys and values; its length is twice a power of two. Written only by the writer thread. */
+    /** Interleaved keys and values ({@code 2 * slots} longs). Written only by the writer thread. */
     private long[] table;
     private final int minSlots;
     private int size;
@@ -34,25 +39,22 @@ public final class SingleWriterLongLongMap {
         growAt = growThreshold(minSlots);
     }
 
-    /** Smallest power-of-two slot count holding {@code n} entries at no more than 1/2 load. */
-    private static int slotsFor(int n) {
-        if (n > 1 << 28) {
+    /** Slot count holding {@code n} entries at 1/2 load. */
+    static int slotsFor(long n) {
+        if (n > MAX_SLOTS / 2) {
             throw new IllegalArgumentException("too many entries: " + n);
         }
-        int slots = MIN_SLOTS;
-        while (slots < 2 * n) {
-            slots <<= 1;
-        }
-        return slots;
+        return (int) Math.max(MIN_SLOTS, 2 * n);
     }
 
     private static int growThreshold(int slots) {
-        return slots - (slots >>> 2);
+        return (int) (slots * 3L / 4);
     }
 
-    static int spread(long key) {
-        long h = key * 0x9E3779B97F4A7C15L;
-        return (int) (h ^ (h >>> 32));
+    /** Home slot of {@code key} in a table of {@code slots} slots: always in {@code [0, slots)}. */
+    static int home(long key, int slots) {
+        long h = (key * 0x9E3779B97F4A7C15L) >>> 32; // the well-mixed high half of a Fibonacci hash
+        return (int) ((h * slots) >>> 32);
     }
 
     // ------------------------------------------------------------------------------------------- any thread
@@ -62,25 +64,9 @@ public final class SingleWriterLongLongMap {
      * the answer is only meaningful if the caller's sequence lock confirms no mutation overlapped it.
      */
     public long get(long key, long missing) {
-        if (key == 0) {
-            return missing;
-        }
         long[] t = table;
-        int slots = t.length >>> 1;
-        int mask = slots - 1;
-        int i = spread(key) & mask;
-        for (int probes = 0; probes < slots; probes++) {
-            int p = i << 1;
-            long k = t[p];
-            if (k == key) {
-                return t[p + 1];
-            }
-            if (k == 0) {
-                return missing;
-            }
-            i = (i + 1) & mask;
-        }
-        return missing;
+        int index = indexIn(t, key);
+        return index < 0 ? missing : t[index + 1];
     }
 
     /** Same threading contract as {@link #get}. */
@@ -97,19 +83,21 @@ public final class SingleWriterLongLongMap {
         return size == 0;
     }
 
-    /** Current slot count (a power of two); {@code 16 * slots()} bytes of table. */
+    /** Current slot count; the table takes {@code 16 * slots()} bytes. */
     public int slots() {
         return table.length >>> 1;
     }
 
-    /** Array index of {@code key}'s key cell in {@code t}, or -1. Bounded and in range even on a torn table. */
+    /**
+     * Array index of {@code key}'s key cell in {@code t}, or -1. Bounded and in range even on a table being
+     * mutated: {@code i} stays in {@code [0, slots)} and {@code 2 * slots <= t.length}.
+     */
     private static int indexIn(long[] t, long key) {
         if (key == 0) {
             return -1;
         }
         int slots = t.length >>> 1;
-        int mask = slots - 1;
-        int i = spread(key) & mask;
+        int i = home(key, slots);
         for (int probes = 0; probes < slots; probes++) {
             int p = i << 1;
             long k = t[p];
@@ -119,7 +107,9 @@ public final class SingleWriterLongLongMap {
             if (k == 0) {
                 return -1;
             }
-            i = (i + 1) & mask;
+            if (++i == slots) {
+                i = 0;
+            }
         }
         return -1;
     }
@@ -154,8 +144,8 @@ public final class SingleWriterLongLongMap {
             throw new IllegalArgumentException("keys must be positive: " + key);
         }
         long[] t = table;
-        int mask = (t.length >>> 1) - 1;
-        int i = spread(key) & mask;
+        int slots = t.length >>> 1;
+        int i = home(key, slots);
         while (true) {
             int p = i << 1;
             long k = t[p];
@@ -172,11 +162,13 @@ public final class SingleWriterLongLongMap {
                     peak = size;
                 }
                 if (size > growAt) {
-                    resize((mask + 1) << 1);
+                    resize(slots + (slots >>> 1));
                 }
                 return true;
             }
-            i = (i + 1) & mask;
+            if (++i == slots) {
+                i = 0;
+            }
         }
     }
 
@@ -193,16 +185,18 @@ public final class SingleWriterLongLongMap {
     /** Removes the entry at a position returned by {@link #indexOf} (backward-shift deletion). Writer only. */
     public void removeAt(int index) {
         long[] t = table;
-        int mask = (t.length >>> 1) - 1;
+        int slots = t.length >>> 1;
         int hole = index >>> 1;
         int j = hole;
         while (true) {
-            j = (j + 1) & mask;
+            if (++j == slots) {
+                j = 0;
+            }
             long k = t[j << 1];
             if (k == 0) {
                 break;
             }
-            int home = spread(k) & mask;
+            int home = home(k, slots);
             // k may move back into the hole unless its home lies cyclically in (hole, j].
             boolean homeBetween = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
             if (!homeBetween) {
@@ -219,8 +213,8 @@ public final class SingleWriterLongLongMap {
     /**
      * Shrinks the table if it stayed under 1/8 load since the previous call (its peak size, not just its current size,
      * decides, so a size that swings up and down does not make it shrink and regrow); the new table holds that peak at
-     * no more than 1/2 load and is never smaller than the constructor's. Returns true if it resized. Call it now and
-     * then, e.g. every few thousand batches of mutations. Writer only.
+     * 1/2 load and is never smaller than the constructor's. Returns true if it resized. Call it now and then, e.g.
+     * every few thousand batches of mutations. Writer only.
      */
     public boolean shrinkIfSparse() {
         int slots = table.length >>> 1;
@@ -229,24 +223,24 @@ public final class SingleWriterLongLongMap {
         if (slots <= minSlots || high >= slots >>> 3) {
             return false;
         }
-        int target = Math.max(minSlots, slotsFor(high));
-        if (target >= slots) {
-            return false;
-        }
-        resize(target);
+        resize(Math.max(minSlots, slotsFor(high)));
         return true;
     }
 
     private void resize(int newSlots) {
+        if (newSlots > MAX_SLOTS) {
+            throw new IllegalStateException("map too large: " + size + " entries");
+        }
         long[] old = table;
         long[] t = new long[newSlots * 2];
-        int mask = newSlots - 1;
         for (int p = 0; p < old.length; p += 2) {
             long k = old[p];
             if (k != 0) {
-                int i = spread(k) & mask;
+                int i = home(k, newSlots);
                 while (t[i << 1] != 0) {
-                    i = (i + 1) & mask;
+                    if (++i == newSlots) {
+                        i = 0;
+                    }
                 }
                 t[i << 1] = k;
                 t[(i << 1) + 1] = old[p + 1];

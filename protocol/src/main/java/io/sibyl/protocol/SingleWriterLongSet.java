@@ -4,16 +4,16 @@ package io.sibyl.protocol;
  * Open-addressing (linear probing) set of positive {@code long}s in one {@code long[]}, without boxing. 0 marks an
  * empty slot (timestamps start at 1).
  *
- * <p>Same threading contract as {@link SingleWriterLongLongMap}: one writer thread mutates; any thread may call
- * {@link #contains} concurrently under an external sequence lock and then never throws, never indexes out of bounds
- * and never loops forever, though its answer is meaningless if a mutation overlapped it. Resizing publishes a fully
- * built table by replacing the reference. Backward-shift deletion; doubles above 3/4 load, and
+ * <p>Same threading contract and sizing as {@link SingleWriterLongLongMap}: one writer thread mutates; any thread may
+ * call {@link #contains} concurrently under an external sequence lock and then never throws, never indexes out of
+ * bounds and never loops forever, though its answer is meaningless if a mutation overlapped it. Resizing publishes a
+ * fully built table by replacing the reference. Backward-shift deletion; grows by half above 3/4 load, and
  * {@link #shrinkIfSparse} shrinks it when it stayed below 1/8 load.
  */
 public final class SingleWriterLongSet {
-    private static final int MIN_SLOTS = 16;
+    private static final int MAX_SLOTS = 1 << 30;
 
-    /** Keys; its length is a power of two. Written only by the writer thread. */
+    /** Keys, one per slot. Written only by the writer thread. */
     private long[] table;
     private final int minSlots;
     private int size;
@@ -28,19 +28,15 @@ public final class SingleWriterLongSet {
         growAt = growThreshold(minSlots);
     }
 
-    private static int slotsFor(int n) {
-        if (n > 1 << 29) {
+    private static int slotsFor(long n) {
+        if (n > MAX_SLOTS / 2) {
             throw new IllegalArgumentException("too many keys: " + n);
         }
-        int slots = MIN_SLOTS;
-        while (slots < 2 * n) {
-            slots <<= 1;
-        }
-        return slots;
+        return (int) Math.max(16, 2 * n); // 1/2 load
     }
 
     private static int growThreshold(int slots) {
-        return slots - (slots >>> 2);
+        return (int) (slots * 3L / 4);
     }
 
     // ------------------------------------------------------------------------------------------- any thread
@@ -51,9 +47,9 @@ public final class SingleWriterLongSet {
             return false;
         }
         long[] t = table;
-        int mask = t.length - 1;
-        int i = SingleWriterLongLongMap.spread(key) & mask;
-        for (int probes = 0; probes < t.length; probes++) {
+        int slots = t.length;
+        int i = SingleWriterLongLongMap.home(key, slots);
+        for (int probes = 0; probes < slots; probes++) {
             long k = t[i];
             if (k == key) {
                 return true;
@@ -61,7 +57,9 @@ public final class SingleWriterLongSet {
             if (k == 0) {
                 return false;
             }
-            i = (i + 1) & mask;
+            if (++i == slots) {
+                i = 0;
+            }
         }
         return false;
     }
@@ -75,7 +73,7 @@ public final class SingleWriterLongSet {
         return size == 0;
     }
 
-    /** Current slot count (a power of two); {@code 8 * slots()} bytes of table. */
+    /** Current slot count; the table takes {@code 8 * slots()} bytes. */
     public int slots() {
         return table.length;
     }
@@ -88,8 +86,8 @@ public final class SingleWriterLongSet {
             throw new IllegalArgumentException("keys must be positive: " + key);
         }
         long[] t = table;
-        int mask = t.length - 1;
-        int i = SingleWriterLongLongMap.spread(key) & mask;
+        int slots = t.length;
+        int i = SingleWriterLongLongMap.home(key, slots);
         while (true) {
             long k = t[i];
             if (k == key) {
@@ -101,11 +99,13 @@ public final class SingleWriterLongSet {
                     peak = size;
                 }
                 if (size > growAt) {
-                    resize(t.length << 1);
+                    resize(slots + (slots >>> 1));
                 }
                 return true;
             }
-            i = (i + 1) & mask;
+            if (++i == slots) {
+                i = 0;
+            }
         }
     }
 
@@ -115,8 +115,8 @@ public final class SingleWriterLongSet {
             return false;
         }
         long[] t = table;
-        int mask = t.length - 1;
-        int i = SingleWriterLongLongMap.spread(key) & mask;
+        int slots = t.length;
+        int i = SingleWriterLongLongMap.home(key, slots);
         while (true) {
             long k = t[i];
             if (k == 0) {
@@ -125,17 +125,21 @@ public final class SingleWriterLongSet {
             if (k == key) {
                 break;
             }
-            i = (i + 1) & mask;
+            if (++i == slots) {
+                i = 0;
+            }
         }
         int hole = i;
         int j = i;
         while (true) {
-            j = (j + 1) & mask;
+            if (++j == slots) {
+                j = 0;
+            }
             long k = t[j];
             if (k == 0) {
                 break;
             }
-            int home = SingleWriterLongLongMap.spread(k) & mask;
+            int home = SingleWriterLongLongMap.home(k, slots);
             boolean homeBetween = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
             if (!homeBetween) {
                 t[hole] = k;
@@ -148,10 +152,8 @@ public final class SingleWriterLongSet {
     }
 
     /**
-     * Shrinks the table if it stayed under 1/8 load since the previous call (its peak size, not just its current size,
-     * decides, so a size that swings up and down does not make it shrink and regrow); the new table holds that peak at
-     * no more than 1/2 load and is never smaller than the constructor's. Returns true if it resized. Call it now and
-     * then, e.g. every few thousand batches of mutations. Writer only.
+     * Shrinks the table if it stayed under 1/8 load since the previous call (see
+     * {@link SingleWriterLongLongMap#shrinkIfSparse}); returns true if it did. Writer only.
      */
     public boolean shrinkIfSparse() {
         int slots = table.length;
@@ -160,23 +162,23 @@ public final class SingleWriterLongSet {
         if (slots <= minSlots || high >= slots >>> 3) {
             return false;
         }
-        int target = Math.max(minSlots, slotsFor(high));
-        if (target >= slots) {
-            return false;
-        }
-        resize(target);
+        resize(Math.max(minSlots, slotsFor(high)));
         return true;
     }
 
     private void resize(int newSlots) {
+        if (newSlots > MAX_SLOTS) {
+            throw new IllegalStateException("set too large: " + size + " keys");
+        }
         long[] old = table;
         long[] t = new long[newSlots];
-        int mask = newSlots - 1;
         for (long k : old) {
             if (k != 0) {
-                int i = SingleWriterLongLongMap.spread(k) & mask;
+                int i = SingleWriterLongLongMap.home(k, newSlots);
                 while (t[i] != 0) {
-                    i = (i + 1) & mask;
+                    if (++i == newSlots) {
+                        i = 0;
+                    }
                 }
                 t[i] = k;
             }

@@ -63,6 +63,7 @@ class SingleWriterLongLongMapTest {
             assertTrue(map.putIfAbsent(k * 7919, k));
             model.put(k * 7919, k);
             assertTrue(map.size() <= map.slots() * 3L / 4, "load above 3/4");
+            assertTrue(map.size() * 2L >= map.slots() || map.slots() == 16, "load below 1/2 while growing");
         }
         assertSameContents(model, map);
         for (long k = 1; k <= 99_990; k++) {
@@ -71,7 +72,7 @@ class SingleWriterLongLongMapTest {
         }
         assertFalse(map.shrinkIfSparse(), "it held 100000 entries since the last call");
         assertTrue(map.shrinkIfSparse());
-        assertTrue(map.slots() <= 64, "shrunk to " + map.slots());
+        assertEquals(20, map.slots(), "10 entries at 1/2 load");
         assertSameContents(model, map);
         for (long k = 99_991; k <= 100_000; k++) {
             assertTrue(map.remove(k * 7919));
@@ -86,6 +87,7 @@ class SingleWriterLongLongMapTest {
     void aSizeThatSwingsDoesNotMakeItShrinkAndRegrow() {
         SingleWriterLongLongMap map = new SingleWriterLongLongMap(8);
         long key = 1;
+        int slotsAfterFirstCycle = 0;
         for (int cycle = 0; cycle < 50; cycle++) {
             for (int i = 0; i < 1000; i++) {
                 map.put(key + i, i);
@@ -95,9 +97,11 @@ class SingleWriterLongLongMapTest {
             }
             key += 1000;
             assertFalse(map.shrinkIfSparse(), "cycle " + cycle);
-            if (cycle > 0) {
-                assertEquals(2048, map.slots());
+            if (cycle == 0) {
+                slotsAfterFirstCycle = map.slots();
+                assertTrue(slotsAfterFirstCycle >= 1334 && slotsAfterFirstCycle <= 2000, "" + slotsAfterFirstCycle);
             }
+            assertEquals(slotsAfterFirstCycle, map.slots(), "no shrink and regrow");
         }
         assertTrue(map.shrinkIfSparse(), "empty for a whole period");
         assertEquals(16, map.slots());
@@ -108,7 +112,7 @@ class SingleWriterLongLongMapTest {
         // Keys whose home is one of the last two slots of a 16-slot table: probes and backward shifts wrap.
         List<Long> keys = new ArrayList<>();
         for (long k = 1; keys.size() < 10; k++) {
-            if ((SingleWriterLongLongMap.spread(k) & 15) >= 14) {
+            if (SingleWriterLongLongMap.home(k, 16) >= 14) {
                 keys.add(k);
             }
         }
@@ -124,6 +128,22 @@ class SingleWriterLongLongMapTest {
                 assertEquals(k == keys.get(victim) ? MISSING : k * 10, map.get(k, MISSING), "key " + k);
             }
         }
+    }
+
+    @Test
+    void homeSlotsAreInRangeAndSpread() {
+        for (int slots : new int[] {16, 48, 1008, 1 << 20, 3 << 20, 1 << 29}) {
+            int[] counts = new int[16];
+            for (long k = 1; k <= 160_000; k++) {
+                int home = SingleWriterLongLongMap.home(k, slots);
+                assertTrue(home >= 0 && home < slots, home + " outside " + slots);
+                counts[(int) ((long) home * 16 / slots)]++;
+            }
+            for (int c : counts) {
+                assertTrue(c > 9_000 && c < 11_000, "uneven spread over " + slots + " slots: " + c);
+            }
+        }
+        assertEquals(0, SingleWriterLongLongMap.home(Long.MAX_VALUE, 1) + SingleWriterLongLongMap.home(1, 1));
     }
 
     @Test

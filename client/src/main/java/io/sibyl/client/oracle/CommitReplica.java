@@ -23,8 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p><b>Memory and concurrency.</b> Commits and aborts live in primitive open-addressing tables
  * ({@link SingleWriterLongLongMap}, {@link SingleWriterLongSet}) that only the applying thread mutates, so applying
- * a block allocates nothing (tables and the trim queue only allocate when they resize). A held commit costs 16 bytes
- * per map slot at 3/8 to 3/4 load plus 8 bytes per queue slot at 1/2 to full: about 29 to 59 bytes, typically 40.
+ * a block allocates nothing (tables and the trim queue only allocate when they resize). They grow by half, so a held
+ * commit costs 16 bytes per map slot at 1/2 to 3/4 load plus 8 bytes per queue slot at 2/3 to full: 29 to 44 bytes.
  * Readers use a sequence lock: {@code version} is odd while a block is applied; a reader reads it, reads the tables,
  * issues a load-load fence and re-reads it, retrying if it changed or was odd. The tables tolerate reads that race
  * with mutations (no exceptions, bounded probes); such answers are discarded by the version check.
@@ -218,10 +218,13 @@ public final class CommitReplica implements DecisionVisitor {
     @Override
     public void onCommit(long startTs, long commitTs) {
         if (commits.putIfAbsent(startTs, commitTs)) {
-            if (fifoSize == fifo.length) {
-                resizeFifo(fifo.length * 2);
+            int capacity = fifo.length;
+            if (fifoSize == capacity) {
+                resizeFifo(capacity + (capacity >>> 1));
+                capacity = fifo.length;
             }
-            fifo[(fifoHead + fifoSize) & (fifo.length - 1)] = startTs;
+            int tail = fifoHead + fifoSize;
+            fifo[tail >= capacity ? tail - capacity : tail] = startTs;
             if (++fifoSize > fifoPeak) {
                 fifoPeak = fifoSize;
             }
@@ -251,7 +254,7 @@ public final class CommitReplica implements DecisionVisitor {
         if (oldestReader != LocalReaders.NONE && oldestReader - 1 < bound) {
             bound = oldestReader - 1;
         }
-        int mask = fifo.length - 1;
+        int capacity = fifo.length;
         while (fifoSize > 0) {
             int index = commits.indexOf(fifo[fifoHead]);
             if (index >= 0) {
@@ -260,7 +263,9 @@ public final class CommitReplica implements DecisionVisitor {
                 }
                 commits.removeAt(index);
             }
-            fifoHead = (fifoHead + 1) & mask;
+            if (++fifoHead == capacity) {
+                fifoHead = 0;
+            }
             fifoSize--;
         }
         if (--appliesUntilShrinkCheck == 0) {
@@ -277,21 +282,20 @@ public final class CommitReplica implements DecisionVisitor {
         int peak = fifoPeak;
         fifoPeak = fifoSize;
         if (fifo.length > INITIAL_COMMITS && peak < fifo.length >>> 3) {
-            int n = INITIAL_COMMITS;
-            while (n < peak * 2) {
-                n <<= 1;
-            }
-            resizeFifo(n);
+            resizeFifo(Math.max(INITIAL_COMMITS, 2 * peak));
         }
         commits.shrinkIfSparse();
         aborted.shrinkIfSparse();
     }
 
-    private void resizeFifo(int capacity) {
-        long[] s = new long[capacity];
-        int mask = fifo.length - 1;
-        for (int k = 0; k < fifoSize; k++) {
-            s[k] = fifo[(fifoHead + k) & mask];
+    private void resizeFifo(int newCapacity) {
+        long[] s = new long[newCapacity];
+        int capacity = fifo.length;
+        for (int k = 0, i = fifoHead; k < fifoSize; k++) {
+            s[k] = fifo[i];
+            if (++i == capacity) {
+                i = 0;
+            }
         }
         fifo = s;
         fifoHead = 0;

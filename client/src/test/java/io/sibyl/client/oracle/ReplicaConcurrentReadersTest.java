@@ -59,16 +59,18 @@ class ReplicaConcurrentReadersTest {
         }
     }
 
-    /** The replica tables' slot hash (SingleWriterLongLongMap.spread), to build colliding start timestamps. */
-    private static int spread(long key) {
-        long h = key * 0x9E3779B97F4A7C15L;
-        return (int) (h ^ (h >>> 32));
+    /**
+     * Whether {@code ts} hashes into the lowest 1/100 of the hash range, so its home slot (the hash scaled into the
+     * slot count, as SingleWriterLongLongMap does) is in the first 1/100 of any table: such keys all collide.
+     */
+    private static boolean collides(long ts) {
+        return (ts * 0x9E3779B97F4A7C15L) >>> 32 < (1L << 32) / 100;
     }
 
     /**
-     * @param hot whether writers' start timestamps are chosen so they share a few home slots in any table of up to
-     *            4096 slots: the tables then hold a few long clusters, and each insert, removal or shift moves entries
-     *            that concurrent readers are probing
+     * @param hot whether writers' start timestamps are chosen so they share the first 1/100 of the home slots of any
+     *            table: the tables then hold one long cluster, and each insert, removal or shift moves entries that
+     *            concurrent readers are probing
      */
     private static Schedule schedule(long seed, int txns, boolean hot) {
         Schedule s = new Schedule(txns);
@@ -92,7 +94,7 @@ class ReplicaConcurrentReadersTest {
                         s.reader = ++ts; // the reader every query asks about
                     }
                     s.starts[begun] = ++ts;
-                    while (hot && (spread(ts) & 4095) >= 48) {
+                    while (hot && !collides(ts)) {
                         s.starts[begun] = ++ts;
                     }
                     open.add(begun++);
