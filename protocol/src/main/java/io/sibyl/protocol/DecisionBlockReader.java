@@ -30,6 +30,13 @@ public final class DecisionBlockReader {
                 case FORGET -> visitor.onForget(ts);
                 case T_MAX -> visitor.onTmax(ts);
                 case RESERVE -> visitor.onReserve(ts);
+                case ABORT_RANGE -> {
+                    long width = Varints.readUnsigned(in);
+                    if (width <= 0 || width > ts) {
+                        throw new ProtocolException("abort range of width " + width + " ending at " + ts);
+                    }
+                    visitor.onAbortRange(ts - width, ts);
+                }
                 default -> throw new ProtocolException("unhandled decision kind");
             }
         }

@@ -48,6 +48,18 @@ public final class DecisionBlockWriter {
         header(limit, DecisionKind.RESERVE);
     }
 
+    /**
+     * Aborts every start timestamp in {@code (from, to]} without a COMMIT record: the transactions that were running
+     * when the previous oracle stopped. Encoded like a commit: {@code ts = to}, then {@code varint (to - from)}.
+     */
+    public void abortRange(long from, long to) {
+        if (from < 0 || to <= from) {
+            throw new IllegalArgumentException("empty or negative abort range (" + from + ", " + to + "]");
+        }
+        header(to, DecisionKind.ABORT_RANGE);
+        Varints.writeUnsigned(body, to - from);
+    }
+
     private void header(long ts, DecisionKind kind) {
         long delta = ts - previous;
         previous = ts;

@@ -11,7 +11,13 @@ public enum DecisionKind {
     /** T_max rose: commit timestamps at or below it may be forgotten. */
     T_MAX,
     /** Timestamps up to this value may have been handed out (durable reservation). */
-    RESERVE;
+    RESERVE,
+    /**
+     * Written once by an oracle that recovered from the journal, in its first block: every start timestamp in
+     * {@code (from, to]} that has no COMMIT record (before this one) belongs to a transaction that was running at the
+     * crash, and is aborted. See {@link AbortedRange}.
+     */
+    ABORT_RANGE;
 
     private static final DecisionKind[] VALUES = values();
 

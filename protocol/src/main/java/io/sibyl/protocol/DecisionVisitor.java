@@ -14,6 +14,15 @@ public interface DecisionVisitor {
     default void onReserve(long limit) {
     }
 
+    /**
+     * Every start timestamp in {@code (from, to]} that has no COMMIT record belongs to a transaction that was running
+     * when the previous oracle stopped: it is aborted (an oracle that recovered from the journal writes this once, in
+     * its first block; see {@link AbortedRange}). A visitor that keeps transaction state (a replica, journal replay)
+     * must handle it; the default ignores it, which only counting visitors may do.
+     */
+    default void onAbortRange(long from, long to) {
+    }
+
     /** Called after the last record of each block. */
     default void onBlockEnd() {
     }

@@ -50,6 +50,11 @@ class DecisionBlockRoundTripTest {
         }
 
         @Override
+        public void onAbortRange(long from, long to) {
+            records.add("X" + from + "-" + to);
+        }
+
+        @Override
         public void onBlockEnd() {
             records.add("|");
         }
@@ -114,7 +119,7 @@ class DecisionBlockRoundTripTest {
                 long ts = 1 + (random.nextBoolean() ? base + random.nextInt(1_000_000) - 500_000
                         : (random.nextLong() >>> 10) % (DecisionBlockWriter.MAX_TIMESTAMP - 2));
                 ts = Math.max(1, Math.min(ts, DecisionBlockWriter.MAX_TIMESTAMP - 2));
-                switch (random.nextInt(5)) {
+                switch (random.nextInt(6)) {
                     case 0 -> {
                         long commit = ts + 1 + random.nextInt(1000);
                         long start = ts;
@@ -133,6 +138,11 @@ class DecisionBlockRoundTripTest {
                         w.tMax(ts);
                         expected.add("T" + ts);
                     }
+                    case 4 -> {
+                        long to = ts + 1 + random.nextInt(2_000_000);
+                        w.abortRange(ts, to);
+                        expected.add("X" + ts + "-" + to);
+                    }
                     default -> {
                         w.reserve(ts);
                         expected.add("R" + ts);
@@ -143,6 +153,31 @@ class DecisionBlockRoundTripTest {
             byte[] sealed = w.seal();
             assertEquals(sealed.length, w.encodedSize());
             assertEquals(expected, read(sealed), "block " + block);
+        }
+    }
+
+    @Test
+    void abortRangeReadsBackAndRejectsEmptyRanges() {
+        DecisionBlockWriter w = new DecisionBlockWriter();
+        w.start(1000);
+        w.abortRange(100, 1000);
+        w.tMax(2000);
+        w.abortRange(1, DecisionBlockWriter.MAX_TIMESTAMP - 1);
+        assertEquals(List.of("X100-1000", "T2000", "X1-" + (DecisionBlockWriter.MAX_TIMESTAMP - 1), "|"),
+                read(w.seal()));
+        assertThrows(IllegalArgumentException.class, () -> w.abortRange(5, 5));
+        assertThrows(IllegalArgumentException.class, () -> w.abortRange(6, 5));
+        // A width of 0, or one reaching below timestamp 0, is malformed.
+        for (long width : new long[] {0, 1001}) {
+            ByteBuf body = Unpooled.buffer();
+            io.sibyl.protocol.Varints.writeUnsigned(body, 0); // base
+            io.sibyl.protocol.Varints.writeUnsigned(body, ((1000L << 1) << 3) | 5); // ts 1000, ABORT_RANGE
+            io.sibyl.protocol.Varints.writeUnsigned(body, width);
+            ByteBuf block = Unpooled.buffer();
+            io.sibyl.protocol.Varints.writeUnsigned(block, body.readableBytes());
+            block.writeBytes(body);
+            assertThrows(ProtocolException.class, () -> DecisionBlockReader.readAll(block, new Recorder()),
+                    "width " + width);
         }
     }
 
