@@ -1,7 +1,15 @@
 package io.sibyl.oracle;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockWriter;
 import io.sibyl.protocol.Wire;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The status oracle's decisions (paper Algorithms 3 and 4 plus the aborted / uncommitted lists): timestamps,
@@ -11,6 +19,8 @@ import io.sibyl.protocol.Wire;
  * <p>Single-threaded by design: the sequencer thread owns it, so nothing here locks or allocates per request.
  */
 public final class OracleState {
+    private static final Logger LOG = LoggerFactory.getLogger(OracleState.class);
+    private static final long[] NONE = new long[0];
     /** Result of {@link #commit} when the write set conflicts with a transaction that committed after it started. */
     public static final long CONFLICT = -Wire.ABORT_CONFLICT;
     /** Result of {@link #commit} when T_max passed the transaction (its conflicts can no longer be checked). */
@@ -39,13 +49,46 @@ public final class OracleState {
     /** Consumes {@link ConflictTable#prefetch}'s result so the JIT cannot drop the loads. */
     private long prefetchSink;
     private long abortCount;
+    /** Transactions that were running when earlier oracles stopped (ascending, disjoint); fixed at construction. */
+    private final AbortedRange[] ranges;
+    /** Bounds of {@link #ranges}, so that the common case (no range covers a timestamp) costs two comparisons. */
+    private final long rangesLow;
+    private final long rangesHigh;
+    /** {@link #ranges} encoded once for every HELLO. */
+    private final byte[] rangesForHello;
 
+    /** A fresh oracle with an empty history. */
     public OracleState(OracleConfig config) {
-        this(config, 0, 0);
+        this(config, 0, 0, NONE, NONE, NONE, List.of());
     }
 
-    /** Starts after recovery: every timestamp handed out will exceed {@code lastTimestamp}. */
-    public OracleState(OracleConfig config, long lastTimestamp, long recoveredTmax) {
+    /**
+     * An oracle that continues a journal it recovered (see {@code RecoveredState#newOracleState}):
+     * <ul>
+     *   <li>the clock restarts at {@code lastTimestamp}: every timestamp it hands out exceeds every timestamp ever
+     *       handed out (the first begin journals a new reservation);</li>
+     *   <li>T_max is {@code recoveredTmax}, raised past the oldest commits if there are more than
+     *       {@code recent.commits.capacity} of them (as when the window fills while running);</li>
+     *   <li>the commits above T_max ({@code commitStarts} / {@code commitTimestamps}, ascending by commit timestamp)
+     *       answer commit queries and retried commits; the aborted set is {@code abortedTs};</li>
+     *   <li>the transactions that were running at the crash, which left no record, are aborted: this oracle adds the
+     *       {@link AbortedRange} {@code (max(recoveredTmax, end of the newest earlier range), lastTimestamp]} less its
+     *       commits, and writes it as an ABORT_RANGE record in its first block. {@code earlierRanges} are those of
+     *       earlier recoveries (from the journal); the newest {@link AbortedRange#MAX_KEPT} are kept.</li>
+     * </ul>
+     * The conflict table starts empty: every transaction that can still commit starts above {@code lastTimestamp},
+     * after every recovered commit, so no recovered commit can conflict with it.
+     */
+    public OracleState(OracleConfig config, long lastTimestamp, long recoveredTmax, long[] commitStarts,
+                       long[] commitTimestamps, long[] abortedTs, List<AbortedRange> earlierRanges) {
+        if (commitStarts.length != commitTimestamps.length) {
+            throw new IllegalArgumentException(commitStarts.length + " start timestamps for "
+                    + commitTimestamps.length + " commit timestamps");
+        }
+        if (recoveredTmax > lastTimestamp || lastTimestamp >= DecisionBlockWriter.MAX_TIMESTAMP) {
+            throw new IllegalArgumentException("recovered T_max " + recoveredTmax + " above the last timestamp "
+                    + lastTimestamp + " (or the last timestamp is out of range)");
+        }
         conflicts = new ConflictTable(config.conflictTableRows());
         commits = new RecentCommits(config.recentCommitsCapacity());
         running = new RunningTransactions(config.maxRunningTransactions());
@@ -55,6 +98,72 @@ public final class OracleState {
         tMax = recoveredTmax;
         announcedTmax = recoveredTmax;
         block.start(clock);
+
+        List<AbortedRange> kept = new ArrayList<>(earlierRanges);
+        AbortedRange fresh = AbortedRange.afterRecovery(recoveredTmax, lastTimestamp, kept, commitStarts);
+        if (fresh != null) {
+            kept.add(fresh);
+            block.abortRange(fresh.from(), fresh.to()); // first record of the first block, before any T_MAX
+        }
+        while (kept.size() > AbortedRange.MAX_KEPT) {
+            AbortedRange dropped = kept.remove(0);
+            LOG.warn("forgetting the oldest aborted range {} (more than {} recoveries): versions its in-doubt"
+                    + " transactions left in the data store would read as committed", dropped, AbortedRange.MAX_KEPT);
+        }
+        ranges = kept.toArray(new AbortedRange[0]);
+        rangesLow = ranges.length == 0 ? Long.MAX_VALUE : ranges[0].from();
+        rangesHigh = ranges.length == 0 ? 0 : ranges[ranges.length - 1].to();
+        ByteBuf hello = Unpooled.buffer();
+        AbortedRange.writeAll(hello, kept);
+        rangesForHello = new byte[hello.readableBytes()];
+        hello.readBytes(rangesForHello);
+
+        long previousCommit = recoveredTmax;
+        for (int i = 0; i < commitStarts.length; i++) {
+            long c = commitTimestamps[i];
+            if (c <= previousCommit || c > lastTimestamp || commitStarts[i] >= c || commitStarts[i] <= 0) {
+                throw new IllegalArgumentException("recovered commit " + commitStarts[i] + " -> " + c + " is not"
+                        + " above T_max " + recoveredTmax + " in ascending commit order");
+            }
+            previousCommit = c;
+            if (commits.isFull()) {
+                tMax = Math.max(tMax, commits.oldestCommitTs());
+                commits.trimTo(tMax);
+            }
+            commits.add(commitStarts[i], c);
+        }
+        for (long ts : abortedTs) {
+            aborted.add(ts);
+        }
+    }
+
+    /** The aborted range covering {@code ts}, or null. */
+    private AbortedRange rangeOf(long ts) {
+        if (ts <= rangesLow || ts > rangesHigh) {
+            return null;
+        }
+        for (AbortedRange r : ranges) {
+            if (r.covers(ts)) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /** True if {@code ts} was running when an earlier oracle stopped (no commit, no abort record): aborted. */
+    public boolean isInDoubt(long ts) {
+        AbortedRange r = rangeOf(ts);
+        return r != null && r.isInDoubt(ts);
+    }
+
+    /** The aborted ranges of earlier recoveries, oldest first. */
+    public List<AbortedRange> abortedRanges() {
+        return List.of(ranges);
+    }
+
+    /** Writes the aborted ranges in the HELLO format ({@link AbortedRange#writeAll}). */
+    public void writeAbortedRanges(ByteBuf out) {
+        out.writeBytes(rangesForHello);
     }
 
     private long nextTimestamp() {
@@ -98,8 +207,9 @@ public final class OracleState {
                 return previous; // a retried commit: answer what was decided
             }
             // Not running, not aborted, commit timestamp not remembered: it may have committed before T_max, so
-            // "too old" could be a lie; the client must ask with a commit query.
-            return aborted.contains(startTs) ? ALREADY_ABORTED : UNKNOWN;
+            // "too old" could be a lie; the client must ask with a commit query. A transaction that was running when
+            // an earlier oracle stopped is aborted.
+            return aborted.contains(startTs) || isInDoubt(startTs) ? ALREADY_ABORTED : UNKNOWN;
         }
         if (startTs < tMax) {
             recordAbort(startTs);
@@ -168,6 +278,12 @@ public final class OracleState {
         }
         if (running.stateOf(ts) == RunningTransactions.RUNNING) {
             return Wire.STATUS_RUNNING;
+        }
+        AbortedRange r = rangeOf(ts);
+        if (r != null) {
+            // Committed before the crash and forgotten here: its commit timestamp is at or below T_max (the commit
+            // window only drops what T_max passed).
+            return r.isCommitted(ts) ? Wire.STATUS_COMMITTED_LONG_AGO : Wire.STATUS_ABORTED;
         }
         return ts < tMax ? Wire.STATUS_COMMITTED_LONG_AGO : Wire.STATUS_UNKNOWN;
     }

@@ -184,6 +184,7 @@ final class Sequencer implements Runnable {
             Varints.writeUnsigned(out, ts - previous);
             previous = ts;
         }
+        state.writeAbortedRanges(out); // transactions running when earlier oracles stopped: aborted
     }
 
     private void handleFrame(ClientSession session, ByteBuf in) {

@@ -1,13 +1,16 @@
 package io.sibyl.client.oracle;
 
 import io.netty.buffer.ByteBuf;
+import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockReader;
 import io.sibyl.protocol.DecisionVisitor;
 import io.sibyl.protocol.SingleWriterLongLongMap;
 import io.sibyl.protocol.SingleWriterLongSet;
 
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -28,6 +31,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * Readers use a sequence lock: {@code version} is odd while a block is applied; a reader reads it, reads the tables,
  * issues a load-load fence and re-reads it, retrying if it changed or was odd. The tables tolerate reads that race
  * with mutations (no exceptions, bounded probes); such answers are discarded by the version check.
+ *
+ * <p><b>Aborted ranges.</b> An oracle that recovered from its journal aborts the transactions that were running at
+ * the crash as an {@link AbortedRange}: every writer in {@code (from, to]} is aborted unless the range lists it as
+ * committed (commits and aborts inside the range are explicit). The replica gets the ranges with their commits in
+ * the handshake and checks them before the "below T_max and not aborted means committed" rule, so those writers stay
+ * invisible however far T_max moves past them. At most {@link AbortedRange#MAX_KEPT} ranges are kept (one per
+ * recovery), as the oracle does.
  */
 public final class CommitReplica implements DecisionVisitor {
     /** Initial capacity of the commit map and the trim queue (they grow, and shrink back after bursts). */
@@ -56,15 +66,68 @@ public final class CommitReplica implements DecisionVisitor {
     /** Largest {@link #fifoSize} since the last shrink check. */
     private int fifoPeak;
     private int appliesUntilShrinkCheck = SHRINK_CHECK_INTERVAL;
+    /** Aborted ranges, replaced as a whole (by the applying thread) when a block brings a new one. */
+    private volatile Ranges ranges;
+
+    /** Immutable set of aborted ranges, with bounds for the common case of a writer outside all of them. */
+    private static final class Ranges {
+        static final Ranges NONE = new Ranges(new AbortedRange[0]);
+
+        final AbortedRange[] items;
+        final long low;
+        final long high;
+
+        Ranges(AbortedRange[] items) {
+            this.items = items;
+            long lo = Long.MAX_VALUE;
+            long hi = 0;
+            for (AbortedRange r : items) {
+                lo = Math.min(lo, r.from());
+                hi = Math.max(hi, r.to());
+            }
+            this.low = lo;
+            this.high = hi;
+        }
+
+        AbortedRange find(long ts) {
+            if (ts <= low || ts > high) {
+                return null;
+            }
+            for (AbortedRange r : items) {
+                if (r.covers(ts)) {
+                    return r;
+                }
+            }
+            return null;
+        }
+    }
 
     /** Starts from the handshake: the oracle's clock, T_max and aborted set when this connection began. */
     public CommitReplica(long tInit, long tMax, long[] abortedAtInit) {
+        this(tInit, tMax, abortedAtInit, List.of());
+    }
+
+    /**
+     * Starts from the handshake: the oracle's clock, T_max, aborted set and aborted ranges (transactions running when
+     * earlier oracles stopped) when this connection began.
+     */
+    public CommitReplica(long tInit, long tMax, long[] abortedAtInit, List<AbortedRange> abortedRanges) {
         this.tInit = tInit;
         this.tMax = tMax;
         this.aborted = new SingleWriterLongSet(16); // grows as needed, and can shrink back once those are forgotten
         for (long ts : abortedAtInit) {
             aborted.add(ts);
         }
+        List<AbortedRange> kept = abortedRanges;
+        if (kept.size() > AbortedRange.MAX_KEPT) {
+            kept = kept.subList(kept.size() - AbortedRange.MAX_KEPT, kept.size());
+        }
+        this.ranges = kept.isEmpty() ? Ranges.NONE : new Ranges(kept.toArray(new AbortedRange[0]));
+    }
+
+    /** The aborted ranges this replica knows, oldest first. */
+    public List<AbortedRange> abortedRanges() {
+        return List.of(ranges.items);
     }
 
     public long tInit() {
@@ -163,6 +226,18 @@ public final class CommitReplica implements DecisionVisitor {
         if (aborted.contains(writerTs)) {
             return Visibility.INVISIBLE;
         }
+        AbortedRange range = ranges.find(writerTs);
+        if (range != null) {
+            if (range.isCommitted(writerTs)) {
+                // Committed before the crash that produced the range, so at or before its end.
+                return readerTs > range.to() ? Visibility.VISIBLE : Visibility.ASK_ORACLE;
+            }
+            if (range.committedKnown()) {
+                return Visibility.INVISIBLE; // running when an oracle stopped: aborted
+            }
+            // A range learnt from a block alone (not expected: the oracle sends them in the handshake).
+            return committedBeforeInit.contains(writerTs) ? Visibility.VISIBLE : Visibility.ASK_ORACLE;
+        }
         if (writerTs < tMax) {
             return Visibility.VISIBLE; // committed long ago (below T_max, not aborted, not still needed here)
         }
@@ -241,6 +316,28 @@ public final class CommitReplica implements DecisionVisitor {
         aborted.remove(startTs);
     }
 
+    /**
+     * A recovered oracle's ABORT_RANGE. The oracle writes it before it serves anyone and every connection gets it,
+     * with its commits, in the handshake, so normally it is known already. Otherwise it is kept without its commits:
+     * writers in it that are neither aborted nor known committed are then asked about.
+     */
+    @Override
+    public void onAbortRange(long from, long to) {
+        Ranges current = ranges;
+        for (AbortedRange r : current.items) {
+            if (r.from() == from && r.to() == to) {
+                return;
+            }
+        }
+        List<AbortedRange> next = new ArrayList<>(List.of(current.items));
+        next.add(new AbortedRange(from, to, null));
+        next.sort((a, b) -> Long.compare(a.to(), b.to()));
+        while (next.size() > AbortedRange.MAX_KEPT) {
+            next.remove(0);
+        }
+        ranges = new Ranges(next.toArray(new AbortedRange[0]));
+    }
+
     @Override
     public void onTmax(long newTmax) {
         if (newTmax > tMax) {
@@ -305,6 +402,6 @@ public final class CommitReplica implements DecisionVisitor {
     @Override
     public String toString() {
         return "CommitReplica{tInit=" + tInit + ", tMax=" + tMax + ", commits=" + commits.size() + ", aborted="
-                + aborted.size() + ", readers=" + Arrays.toString(readers.snapshot()) + "}";
+                + aborted.size() + ", aborted ranges=" + Arrays.toString(ranges.items) + ", readers=" + Arrays.toString(readers.snapshot()) + "}";
     }
 }

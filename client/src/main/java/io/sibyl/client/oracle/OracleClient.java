@@ -20,6 +20,7 @@ import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
+import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.ProtocolException;
 import io.sibyl.protocol.Varints;
@@ -401,7 +402,8 @@ public final class OracleClient implements AutoCloseable {
                 previous += Varints.readUnsigned(in);
                 aborted[i] = previous;
             }
-            return new CommitReplica(tInit, tMax, aborted);
+            List<AbortedRange> abortedRanges = AbortedRange.readAll(in); // running when earlier oracles stopped
+            return new CommitReplica(tInit, tMax, aborted, abortedRanges);
         }
 
         private void add(byte type, long id, long value) {

@@ -103,6 +103,7 @@ class DeadOracleTest {
                         Varints.writeUnsigned(hello, 1000);
                         Varints.writeUnsigned(hello, 1 << 20);
                         Varints.writeUnsigned(hello, 0); // no aborted transactions
+                        Varints.writeUnsigned(hello, 0); // no aborted ranges (protocol version 2)
                         send(hello);
                     }
                     byte[] buf = new byte[4096];

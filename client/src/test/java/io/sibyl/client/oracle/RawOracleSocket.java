@@ -159,6 +159,7 @@ final class RawOracleSocket implements AutoCloseable {
                         previous += Varints.readUnsigned(b);
                         hello[5 + i] = previous;
                     }
+                    io.sibyl.protocol.AbortedRange.readAll(b); // aborted ranges (protocol version 2)
                     if (version != Wire.VERSION) {
                         throw new AssertionError("HELLO carries version " + version);
                     }
