@@ -14,9 +14,9 @@ import java.io.IOException;
  * JournalSettings js = JournalSettings.fromProperties(props);
  * JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(js, JournalClients.ownerName(), listener);
  * RecoveredState r = started.recovered();
- * OracleState state = new OracleState(config, r.lastTimestamp(), r.tMax()); // + commits, aborted, in-doubt
- * OracleServer.start(config, started.journal());
+ * OracleServer server = OracleServer.start(config, started.journal(), r.newOracleState(config));
  * }</pre>
+ * (the listener should end in {@code server.fatalError}; see {@code OracleServerMain}).
  */
 public final class JournalBootstrap {
     private JournalBootstrap() {

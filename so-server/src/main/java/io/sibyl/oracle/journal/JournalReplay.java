@@ -3,10 +3,15 @@ package io.sibyl.oracle.journal;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.sibyl.oracle.LongLongHashMap;
+import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockReader;
 import io.sibyl.protocol.DecisionVisitor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * Rebuilds the oracle's durable state from journal entries read in ledger order. Built so that the duplicates a
@@ -17,11 +22,17 @@ import java.util.Arrays;
  *       does not matter;</li>
  *   <li>the aborted set applies ABORT (add) and FORGET (remove) in replay order; a rewritten suffix replays, in the
  *       original order, every record after its first unacknowledged one, so the last record for each timestamp is
- *       the right one.</li>
+ *       the right one;</li>
+ *   <li>an ABORT_RANGE (written by a recovered oracle in its first block) is kept with the commits inside it, which
+ *       are all in the commit map at that point: they committed above the T_max of that recovery, which is at or
+ *       below the range's start. A repeated range is ignored.</li>
  * </ul>
  * Memory stays bounded by the state being rebuilt: commits at or below T_max are trimmed as T_max rises.
  */
 public final class JournalReplay implements DecisionVisitor {
+    private static final Logger LOG = LoggerFactory.getLogger(JournalReplay.class);
+
+    private final List<AbortedRange> ranges = new ArrayList<>();
     private LongLongHashMap commits = new LongLongHashMap(1024);
     private final LongLongHashMap aborted = new LongLongHashMap(1024);
     private long tMax;
@@ -86,6 +97,35 @@ public final class JournalReplay implements DecisionVisitor {
     }
 
     @Override
+    public void onAbortRange(long from, long to) {
+        records++;
+        see(to);
+        for (AbortedRange r : ranges) {
+            if (r.from() == from && r.to() == to) {
+                return; // a rewritten suffix repeats it
+            }
+        }
+        if (tMax > from) {
+            // Cannot happen with this oracle (the range starts at or above the T_max it recovered); commits of the
+            // range at or below T_max may already be trimmed and would then read as aborted.
+            LOG.warn("journal: aborted range ({}, {}] starts below T_max {}", from, to, tMax);
+        }
+        long[][] inside = {new long[16]};
+        int[] n = {0};
+        commits.forEach((start, commit) -> {
+            if (start > from && start <= to) {
+                if (n[0] == inside[0].length) {
+                    inside[0] = Arrays.copyOf(inside[0], n[0] * 2);
+                }
+                inside[0][n[0]++] = start;
+            }
+        });
+        long[] committed = Arrays.copyOf(inside[0], n[0]);
+        Arrays.sort(committed);
+        ranges.add(new AbortedRange(from, to, committed));
+    }
+
+    @Override
     public void onBlockEnd() {
         blocks++;
     }
@@ -140,7 +180,8 @@ public final class JournalReplay implements DecisionVisitor {
         int[] j = {0};
         aborted.forEach((ts, one) -> abortedTs[j[0]++] = ts);
         Arrays.sort(abortedTs);
-        return new RecoveredState(lastTimestamp(), maxReserved, tMax, starts, commitTs, abortedTs, registry, stats);
+        return new RecoveredState(lastTimestamp(), maxReserved, tMax, starts, commitTs, abortedTs, ranges, registry,
+                stats);
     }
 
     /** Counters so far: entries, blocks, records, bytes. */

@@ -1,6 +1,11 @@
 package io.sibyl.oracle.journal;
 
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleState;
+import io.sibyl.protocol.AbortedRange;
+
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * What the journal says about the oracle that wrote it, as {@link JournalRecovery} rebuilt it.
@@ -8,14 +13,17 @@ import java.util.Arrays;
  * <p>How a new oracle must use it:
  * <ul>
  *   <li><b>Clock.</b> Every timestamp it hands out must exceed {@link #lastTimestamp()} (the highest RESERVE limit,
- *       or any higher timestamp seen): {@code new OracleState(config, lastTimestamp(), tMax())} does that.</li>
+ *       or any higher timestamp seen).</li>
  *   <li><b>T_max</b> and the <b>commit map</b> above it ({@link #commitStarts()} / {@link #commitTimestamps()},
  *       ascending by commit timestamp): answers for commit queries and for the replicas' handshake.</li>
  *   <li><b>Aborted set</b> ({@link #aborted()}, ascending): aborted and not yet forgotten.</li>
  *   <li><b>In doubt</b>: a transaction running at the crash left no record. Any start timestamp in
- *       ({@link #tMax()}, {@link #lastTimestamp()}] that is neither committed nor aborted here must be treated as
- *       aborted (its writes may be in the data store); see {@link #isInDoubt(long)}.</li>
+ *       ({@link #tMax()}, {@link #lastTimestamp()}] (above the newest earlier range) that is neither committed nor
+ *       aborted here must be treated as aborted (its writes may be in the data store); see {@link #isInDoubt(long)}
+ *       and {@link #inDoubtRange()}. The new oracle records that as an {@link AbortedRange} in its first block.</li>
+ *   <li><b>Aborted ranges</b> of earlier recoveries ({@link #abortedRanges()}) stay aborted.</li>
  * </ul>
+ * {@link #newOracleState} does all of that.
  *
  * @param lastTimestamp    highest timestamp that may have been handed out
  * @param maxReserved      highest RESERVE limit journaled (0 if none)
@@ -23,11 +31,30 @@ import java.util.Arrays;
  * @param commitStarts     start timestamps of the commits above T_max, in commit order
  * @param commitTimestamps their commit timestamps, ascending
  * @param aborted          aborted transactions not forgotten, ascending
+ * @param abortedRanges    the ABORT_RANGE records of earlier recoveries, oldest first, with their commits
  * @param registry         the registry as fenced by this recovery: pass it to {@link BookKeeperJournal#open}
  * @param stats            what was read
  */
 public record RecoveredState(long lastTimestamp, long maxReserved, long tMax, long[] commitStarts,
-                             long[] commitTimestamps, long[] aborted, LedgerRegistry.Snapshot registry, Stats stats) {
+                             long[] commitTimestamps, long[] aborted, List<AbortedRange> abortedRanges,
+                             LedgerRegistry.Snapshot registry, Stats stats) {
+
+    public RecoveredState {
+        abortedRanges = List.copyOf(abortedRanges);
+    }
+
+    /** An oracle state that continues this journal (clock, T_max, commits, aborted set, aborted ranges). */
+    public OracleState newOracleState(OracleConfig config) {
+        return new OracleState(config, lastTimestamp, tMax, commitStarts, commitTimestamps, aborted, abortedRanges);
+    }
+
+    /**
+     * The range of start timestamps the new oracle aborts (those without a commit or abort record), or null if it is
+     * empty: {@code (max(tMax, end of the newest earlier range), lastTimestamp]}.
+     */
+    public AbortedRange inDoubtRange() {
+        return AbortedRange.afterRecovery(tMax, lastTimestamp, abortedRanges, commitStarts);
+    }
 
     /** Ledgers, entries, blocks, records and bytes read, and how long recovery took. */
     public record Stats(int ledgers, long entries, long blocks, long records, long bytes, long millis) {
@@ -53,12 +80,22 @@ public record RecoveredState(long lastTimestamp, long maxReserved, long tMax, lo
     }
 
     /**
-     * True if {@code startTs} may belong to a transaction that was running at the crash: above T_max, at or below
-     * the last timestamp, and neither committed nor aborted in the journal. The new oracle must treat it as aborted.
+     * True if {@code startTs} may belong to a transaction that was running at the crash (inside
+     * {@link #inDoubtRange()}, neither committed nor aborted in the journal), or at an earlier crash (in-doubt in one
+     * of {@link #abortedRanges()}). The new oracle treats it as aborted. Commit timestamps are not start timestamps
+     * and are never in doubt.
      */
     public boolean isInDoubt(long startTs) {
-        return startTs > tMax && startTs <= lastTimestamp && !isAborted(startTs) && commitTimestampOf(startTs) == 0
-                && Arrays.binarySearch(commitTimestamps, startTs) < 0;
+        if (Arrays.binarySearch(commitTimestamps, startTs) >= 0 || isAborted(startTs)) {
+            return false;
+        }
+        for (AbortedRange r : abortedRanges) {
+            if (r.covers(startTs)) {
+                return r.isInDoubt(startTs);
+            }
+        }
+        AbortedRange fresh = inDoubtRange();
+        return fresh != null && fresh.isInDoubt(startTs);
     }
 
     /** Epoch the recovering oracle now holds in the ledger registry. */
@@ -69,7 +106,8 @@ public record RecoveredState(long lastTimestamp, long maxReserved, long tMax, lo
     @Override
     public String toString() {
         return "RecoveredState[lastTimestamp=" + lastTimestamp + ", maxReserved=" + maxReserved + ", tMax=" + tMax
-                + ", commits above T_max=" + commitStarts.length + ", aborted=" + aborted.length + ", epoch="
+                + ", commits above T_max=" + commitStarts.length + ", aborted=" + aborted.length + ", aborted ranges=" + abortedRanges
+                + ", in doubt=" + inDoubtRange() + ", epoch="
                 + registry.epoch() + ", ledgers=" + registry.ledgers() + ", " + stats + "]";
     }
 }
