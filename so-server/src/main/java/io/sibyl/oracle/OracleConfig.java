@@ -1,12 +1,17 @@
 package io.sibyl.oracle;
 
+import io.sibyl.oracle.journal.JournalSettings;
+
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 
 /**
  * Settings of one status oracle. Every key, its default and its meaning are listed by {@link #describe()} and in
  * docs/operations.md; {@link #fromProperties} reads the same keys from a config file or {@code --key=value} flags.
+ * The {@code journal.*} keys of the BookKeeper journal are {@link JournalSettings}' (docs/journal.md); they are read
+ * and checked whatever {@code journal} says, and used when it is {@code bookkeeper}.
  */
 public record OracleConfig(
         String host,
@@ -21,12 +26,36 @@ public record OracleConfig(
         int maxBlockRecords,
         long pushIntervalMillis,
         long maxLagBytes,
-        boolean inlineSequencer) {
+        boolean inlineSequencer,
+        JournalKind journal,
+        JournalSettings journalSettings) {
+
+    /** Where the oracle journals its decisions ({@code journal} key). */
+    public enum JournalKind {
+        /** Nothing is kept: decisions are lost with the process (tests, benchmarks of the oracle alone). */
+        MEMORY,
+        /** Apache BookKeeper ledgers with a registry in ZooKeeper; recovery at startup (docs/journal.md). */
+        BOOKKEEPER;
+
+        /** The key's value: {@code memory} or {@code bookkeeper}. */
+        public String key() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        static JournalKind parse(String v) {
+            for (JournalKind k : values()) {
+                if (k.key().equals(v.trim().toLowerCase(Locale.ROOT))) {
+                    return k;
+                }
+            }
+            throw new IllegalArgumentException("setting 'journal' must be memory or bookkeeper, got '" + v + "'");
+        }
+    }
 
     /** Defaults sized for a production oracle: about 400 MB of heap for the conflict table and commit window. */
     public static OracleConfig defaults() {
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
-                1_000_000, 4096, 1000, 64L << 20, true);
+                1_000_000, 4096, 1000, 64L << 20, true, JournalKind.MEMORY, JournalSettings.defaults());
     }
 
     public OracleConfig {
@@ -41,6 +70,9 @@ public record OracleConfig(
         require(maxBlockRecords >= 1, "max.block.records", maxBlockRecords);
         require(pushIntervalMillis >= 1, "push.interval.ms", pushIntervalMillis);
         require(maxLagBytes >= 1024, "max.lag.bytes", maxLagBytes);
+        if (journal == null || journalSettings == null) {
+            throw new IllegalArgumentException("journal and journal settings are required");
+        }
     }
 
     private static void require(boolean ok, String key, long value) {
@@ -52,44 +84,57 @@ public record OracleConfig(
     public OracleConfig withPort(int newPort) {
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, inlineSequencer);
+                pushIntervalMillis, maxLagBytes, inlineSequencer, journal, journalSettings);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
     public OracleConfig withCapacities(int conflictRows, int recentCommits, int runningTransactions) {
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, inlineSequencer);
+                maxLagBytes, inlineSequencer, journal, journalSettings);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, inlineSequencer);
+                pushIntervalMillis, maxLagBytes, inlineSequencer, journal, journalSettings);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushMillis, lagBytes, inlineSequencer);
+                pushMillis, lagBytes, inlineSequencer, journal, journalSettings);
     }
 
     /** Copy with the given threading: I/O threads, and whether a single I/O thread runs the sequencer itself. */
     public OracleConfig withThreads(int threads, boolean inline) {
         return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, inline);
+                maxLagBytes, inline, journal, journalSettings);
     }
 
-    /** Reads the keys of {@link #describe()}; missing keys keep their defaults, unknown keys are an error. */
+    /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
+    public OracleConfig withJournal(JournalKind kind, JournalSettings settings) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, inlineSequencer, kind, settings);
+    }
+
+    /**
+     * Reads the keys of {@link #describe()} and the {@code journal.*} keys ({@link JournalSettings#fromProperties},
+     * which rejects unknown ones); missing keys keep their defaults, other unknown keys are an error.
+     */
     public static OracleConfig fromProperties(Properties p) {
         OracleConfig d = defaults();
+        Map<String, String> known = d.describe();
         for (String key : p.stringPropertyNames()) {
-            if (!d.describe().containsKey(key)) {
+            if (!known.containsKey(key) && !key.startsWith(JournalSettings.PREFIX)) {
                 throw new IllegalArgumentException("unknown oracle setting '" + key + "'; known settings: "
-                        + d.describe().keySet());
+                        + known.keySet() + " and the journal.* settings (so-server --help)");
             }
         }
+        JournalSettings journalSettings = JournalSettings.fromProperties(p);
+        String journalKey = p.getProperty("journal");
         return new OracleConfig(
                 p.getProperty("host", d.host),
                 intOf(p, "port", d.port),
@@ -103,7 +148,9 @@ public record OracleConfig(
                 intOf(p, "max.block.records", d.maxBlockRecords),
                 longOf(p, "push.interval.ms", d.pushIntervalMillis),
                 longOf(p, "max.lag.bytes", d.maxLagBytes),
-                boolOf(p, "sequencer.inline", d.inlineSequencer));
+                boolOf(p, "sequencer.inline", d.inlineSequencer),
+                journalKey == null ? d.journal : JournalKind.parse(journalKey),
+                journalSettings);
     }
 
     private static boolean boolOf(Properties p, String key, boolean dflt) {
@@ -134,7 +181,10 @@ public record OracleConfig(
         }
     }
 
-    /** Every setting with its current value and what it is for. */
+    /**
+     * Every setting with its current value and what it is for; with {@code journal=bookkeeper} also the
+     * {@code journal.*} settings ({@link JournalSettings#describe()}).
+     */
     public Map<String, String> describe() {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("host", host + "  # address to listen on");
@@ -150,6 +200,11 @@ public record OracleConfig(
         m.put("push.interval.ms", pushIntervalMillis + "  # a silent connection gets commit metadata pushed after this");
         m.put("max.lag.bytes", maxLagBytes + "  # unsent commit metadata after which a connection is closed");
         m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");
+        m.put("journal", journal.key() + "  # memory (decisions lost on exit) or bookkeeper (journal.* settings,"
+                + " recovery at startup)");
+        if (journal == JournalKind.BOOKKEEPER) {
+            m.putAll(journalSettings.describe());
+        }
         return m;
     }
 }

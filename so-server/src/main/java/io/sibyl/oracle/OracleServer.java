@@ -16,19 +16,33 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sibyl.oracle.journal.FatalErrorListener;
 import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
-/** A running status oracle: Netty I/O threads, the sequencer thread and a journal. */
+/**
+ * A running status oracle: Netty I/O threads, the sequencer thread and a journal.
+ *
+ * <p><b>Fatal errors.</b> {@link #fatalError} is the one path by which an oracle that must not decide any more (its
+ * journal was fenced by a newer oracle, lost its ZooKeeper session, or cannot write) stops: it closes the listening
+ * socket and every client connection at once, then tells the listeners added with {@link #onFatalError} (the
+ * {@code so-server} process exits with status 1). Wire the journal's {@link FatalErrorListener} to it.
+ */
 public final class OracleServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(OracleServer.class);
+    /** How long a recovered oracle waits for its first block (the ABORT_RANGE of in-doubt transactions). */
+    private static final long FIRST_BLOCK_TIMEOUT_SECONDS = 60;
 
     private final OracleConfig config;
     private final OracleState state;
@@ -41,11 +55,15 @@ public final class OracleServer implements AutoCloseable {
     private final Channel serverChannel;
     private final AtomicInteger sessionIds = new AtomicInteger();
     private final Set<ClientSession> sessions = ConcurrentHashMap.newKeySet();
+    private final AtomicReference<String> failure = new AtomicReference<>();
+    private final CountDownLatch failed = new CountDownLatch(1);
+    private final List<FatalErrorListener> fatalListeners = new ArrayList<>(); // guarded by itself
 
-    private OracleServer(OracleConfig config, Journal journal) throws InterruptedException {
+    private OracleServer(OracleConfig config, Journal journal, OracleState state) throws InterruptedException {
         this.config = config;
         this.journal = journal;
-        this.state = new OracleState(config);
+        this.state = state;
+        makeFirstBlockDurable();
         boolean inline = config.inlineSequencer() && config.ioThreads() == 1;
         this.sequencer = new Sequencer(state, journal, log, config, PooledByteBufAllocator.DEFAULT, inline);
         if (inline) {
@@ -95,9 +113,40 @@ public final class OracleServer implements AutoCloseable {
         return new WriteBufferWaterMark(high / 2, high);
     }
 
-    /** Starts an oracle with the given journal and returns once it accepts connections. */
+    /**
+     * A recovered state's first block (the ABORT_RANGE of the transactions running at the crash, a raised T_max) is
+     * made durable, and published, before any client can connect: so no timestamp is handed out and no connection
+     * exists before the journal holds that decision, and every connection learns the ranges from its HELLO.
+     */
+    private void makeFirstBlockDurable() throws InterruptedException {
+        byte[] first = state.sealBlock();
+        if (first == null) {
+            return;
+        }
+        CountDownLatch durable = new CountDownLatch(1);
+        journal.append(first, () -> {
+            log.publish(first);
+            durable.countDown();
+        });
+        if (!durable.await(FIRST_BLOCK_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the journal did not make the oracle's first block durable within "
+                    + FIRST_BLOCK_TIMEOUT_SECONDS + " s; not serving");
+        }
+    }
+
+    /** Starts a fresh oracle with the given journal and returns once it accepts connections. */
     public static OracleServer start(OracleConfig config, Journal journal) throws InterruptedException {
-        return new OracleServer(config, journal);
+        return start(config, journal, new OracleState(config));
+    }
+
+    /**
+     * Starts an oracle that continues {@code state} (built from a recovered journal, see
+     * {@code RecoveredState#newOracleState}) with {@code journal} (which continues that journal). Returns once the
+     * state's first block is durable and the oracle accepts connections. The server owns both from then on.
+     */
+    public static OracleServer start(OracleConfig config, Journal journal, OracleState state)
+            throws InterruptedException {
+        return new OracleServer(config, journal, state);
     }
 
     /** Starts an oracle that keeps its decisions in memory only. */
@@ -120,6 +169,9 @@ public final class OracleServer implements AutoCloseable {
     ClientSession newSession(Channel channel) {
         ClientSession s = new ClientSession(sessionIds.incrementAndGet(), channel, log, config);
         sessions.add(s);
+        if (failure.get() != null) {
+            channel.close(); // accepted while the listener was being closed
+        }
         return s;
     }
 
@@ -145,6 +197,57 @@ public final class OracleServer implements AutoCloseable {
     /** Current T_max (approximate while running). */
     public long tMax() {
         return state.tMax();
+    }
+
+    /**
+     * The one fatal-error path: this oracle must not decide or answer any more. Logs the reason, stops serving at
+     * once (closes the listening socket and every client connection; replies not yet sent are never sent), then
+     * calls every listener added with {@link #onFatalError}. Idempotent: only the first call acts. Matches
+     * {@link FatalErrorListener}, so {@code server::fatalError} can be handed to the journal.
+     */
+    public void fatalError(String reason, Throwable cause) {
+        List<FatalErrorListener> toTell;
+        synchronized (fatalListeners) {
+            if (!failure.compareAndSet(null, reason == null ? "fatal error" : reason)) {
+                return;
+            }
+            toTell = new ArrayList<>(fatalListeners);
+            fatalListeners.clear();
+        }
+        LOG.error("status oracle stops serving: {}", failure.get(), cause);
+        serverChannel.close();
+        for (ClientSession s : sessions) {
+            s.channel.close();
+        }
+        failed.countDown();
+        for (FatalErrorListener l : toTell) {
+            try {
+                l.onFatalError(failure.get(), cause);
+            } catch (RuntimeException e) {
+                LOG.warn("fatal-error listener failed", e);
+            }
+        }
+    }
+
+    /** Adds a listener told after a fatal error stopped this oracle (at once if one already did). */
+    public void onFatalError(FatalErrorListener listener) {
+        synchronized (fatalListeners) {
+            if (failure.get() == null) {
+                fatalListeners.add(listener);
+                return;
+            }
+        }
+        listener.onFatalError(failure.get(), null);
+    }
+
+    /** Why this oracle stopped serving after a fatal error, or null while it serves. */
+    public String failure() {
+        return failure.get();
+    }
+
+    /** Waits for a fatal error; returns false if none happened within the time given. */
+    public boolean awaitFatalError(long timeout, TimeUnit unit) throws InterruptedException {
+        return failed.await(timeout, unit);
     }
 
     @Override

@@ -1,6 +1,15 @@
 package io.sibyl.oracle;
 
+import io.sibyl.oracle.journal.FatalErrorListener;
+import io.sibyl.oracle.journal.JournalBootstrap;
+import io.sibyl.oracle.journal.JournalClients;
+import io.sibyl.oracle.journal.JournalSettings;
+import io.sibyl.oracle.journal.RecoveredState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
+import java.io.PrintStream;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,16 +19,21 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * Runs the status oracle as a process: {@code so-server [--config FILE] [--key=value ...]}. Keys are those of
- * {@link OracleConfig#describe()}; flags override the file. Prints {@code READY port=N} once it accepts clients.
+ * {@link OracleConfig#describe()} and the {@code journal.*} keys of {@link JournalSettings#describe()}; flags override
+ * the file. With {@code journal=bookkeeper} it first takes the journal over and recovers from it (fencing any earlier
+ * oracle), logging the recovered state. Prints {@code READY port=N} once it accepts clients. A fatal journal error
+ * (fenced by a newer oracle, ZooKeeper session lost, bookies unwritable) stops serving at once and exits with status
+ * 1; SIGTERM shuts down cleanly (the journal's ledgers are closed).
  */
 public final class OracleServerMain {
+    private static final Logger LOG = LoggerFactory.getLogger(OracleServerMain.class);
+
     private OracleServerMain() {
     }
 
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
-            System.out.println("usage: so-server [--config FILE] [--key=value ...]; settings and defaults:");
-            OracleConfig.defaults().describe().forEach((k, v) -> System.out.println("  " + k + " = " + v));
+            usage(System.out);
             return;
         }
         OracleConfig config;
@@ -27,8 +41,7 @@ public final class OracleServerMain {
             config = parse(args);
         } catch (IllegalArgumentException | IOException e) {
             System.err.println("so-server: " + e.getMessage());
-            System.err.println("usage: so-server [--config FILE] [--key=value ...]; settings and defaults:");
-            OracleConfig.defaults().describe().forEach((k, v) -> System.err.println("  " + k + " = " + v));
+            usage(System.err);
             System.exit(2);
             return;
         }
@@ -36,7 +49,20 @@ public final class OracleServerMain {
         for (Map.Entry<String, String> e : config.describe().entrySet()) {
             System.out.println("  " + e.getKey() + " = " + e.getValue());
         }
-        OracleServer server = OracleServer.startInMemory(config);
+        OracleServer server;
+        try {
+            server = config.journal() == OracleConfig.JournalKind.BOOKKEEPER ? startOnBookKeeper(config)
+                    : OracleServer.startInMemory(config);
+        } catch (Exception e) {
+            LOG.error("so-server could not start", e);
+            System.err.println("so-server: could not start: " + e);
+            System.exit(1);
+            return;
+        }
+        server.onFatalError((reason, cause) -> {
+            System.err.println("so-server: fatal: " + reason + "; exiting");
+            System.exit(1);
+        });
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();
@@ -45,6 +71,66 @@ public final class OracleServerMain {
         System.out.println("READY port=" + server.port());
         System.out.flush();
         stopped.await();
+    }
+
+    private static void usage(PrintStream out) {
+        out.println("usage: so-server [--config FILE] [--key=value ...]; settings and defaults:");
+        OracleConfig.defaults().describe().forEach((k, v) -> out.println("  " + k + " = " + v));
+        out.println("journal settings (used with journal=bookkeeper; docs/journal.md):");
+        JournalSettings.defaults().describe().forEach((k, v) -> out.println("  " + k + " = " + v));
+    }
+
+    /**
+     * Recovers from the BookKeeper journal and starts an oracle that continues it. A fatal journal error before the
+     * server exists ends the process at once; afterwards it goes through {@link OracleServer#fatalError}.
+     */
+    static OracleServer startOnBookKeeper(OracleConfig config) throws Exception {
+        FatalRelay relay = new FatalRelay();
+        JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(config.journalSettings(),
+                JournalClients.ownerName(), relay);
+        RecoveredState r = started.recovered();
+        String summary = describeRecovery(r);
+        LOG.info("{}", summary);
+        System.out.println(summary);
+        OracleServer server;
+        try {
+            server = OracleServer.start(config, started.journal(), r.newOracleState(config));
+        } catch (Exception | Error e) {
+            started.journal().close();
+            throw e;
+        }
+        relay.server = server;
+        if (started.journal().isFailed()) {
+            server.fatalError(started.journal().failure(), null); // failed while the server was starting
+        }
+        return server;
+    }
+
+    static String describeRecovery(RecoveredState r) {
+        RecoveredState.Stats s = r.stats();
+        return "recovered journal: epoch " + r.epoch() + ", ledgers " + r.registry().ledgers() + ", last timestamp "
+                + r.lastTimestamp() + ", T_max " + r.tMax() + ", " + r.commitCount() + " commits above T_max, "
+                + r.aborted().length + " aborted, " + r.abortedRanges().size() + " aborted ranges of earlier"
+                + " recoveries, in doubt now " + (r.inDoubtRange() == null ? "none" : r.inDoubtRange()) + "; read "
+                + s.entries() + " entries (" + s.records() + " records, " + s.bytes() + " bytes) in " + s.millis()
+                + " ms";
+    }
+
+    /** The journal's fatal-error listener: the server's fatal path once it exists, exit before that. */
+    private static final class FatalRelay implements FatalErrorListener {
+        volatile OracleServer server;
+
+        @Override
+        public void onFatalError(String reason, Throwable cause) {
+            OracleServer s = server;
+            if (s != null) {
+                s.fatalError(reason, cause);
+                return;
+            }
+            LOG.error("journal failed while the oracle was starting: {}", reason, cause);
+            System.err.println("so-server: fatal: " + reason + "; exiting");
+            System.exit(1);
+        }
     }
 
     static OracleConfig parse(String[] args) throws IOException {

@@ -13,8 +13,10 @@ import java.util.List;
 /**
  * In-process ZooKeeper and bookies for the journal tests (../shared/stack-notes.md): one per test class, about 2 s to
  * start. Bookies flush their journal when its queue is empty, so adds are acknowledged in about a millisecond.
+ * Public (and shipped in so-server's test jar) for the client module's recovery tests. A JVM running it with
+ * assertions on needs {@code --add-opens java.base/java.io=ALL-UNNAMED} (see so-server/pom.xml).
  */
-final class BookKeeperCluster implements AutoCloseable {
+public final class BookKeeperCluster implements AutoCloseable {
     static {
         // Quiet the cluster's own logging (slf4j-simple reads these when each logger is created).
         System.setProperty("zookeeper.4lw.commands.whitelist", "*");
@@ -34,7 +36,7 @@ final class BookKeeperCluster implements AutoCloseable {
     private final int zkPort;
     private final List<AutoCloseable> clients = new ArrayList<>();
 
-    BookKeeperCluster(int bookies) throws Exception {
+    public BookKeeperCluster(int bookies) throws Exception {
         try (ServerSocket s = new ServerSocket(0)) {
             zkPort = s.getLocalPort();
         }
@@ -45,32 +47,32 @@ final class BookKeeperCluster implements AutoCloseable {
         local.start();
     }
 
-    String zkConnect() {
+    public String zkConnect() {
         return "127.0.0.1:" + zkPort;
     }
 
     /** Settings pointing at this cluster, with their own registry znode. */
-    JournalSettings settings(String name) {
+    public JournalSettings settings(String name) {
         return JournalSettings.defaults()
                 .withZooKeeper(zkConnect(), "zk+null://" + zkConnect() + "/ledgers")
                 .withLedgersZnode("/sibyl/test/" + name + "/ledgers");
     }
 
     /** A BookKeeper client closed with the cluster (unless the test closes it first). */
-    BookKeeper bookKeeper(JournalSettings s) throws IOException, InterruptedException {
+    public BookKeeper bookKeeper(JournalSettings s) throws IOException, InterruptedException {
         BookKeeper bk = JournalClients.newBookKeeper(s);
         clients.add(bk::close);
         return bk;
     }
 
-    ZooKeeper zooKeeper(JournalSettings s) throws IOException, InterruptedException {
+    public ZooKeeper zooKeeper(JournalSettings s) throws IOException, InterruptedException {
         ZooKeeper zk = JournalClients.connectZooKeeper(s);
         clients.add(zk::close);
         return zk;
     }
 
     /** Stops the most recently started bookie (gracefully: it leaves the bookie registry at once). */
-    void removeBookie() throws Exception {
+    public void removeBookie() throws Exception {
         local.removeBookie();
     }
 

@@ -1,0 +1,88 @@
+package io.sibyl.oracle;
+
+import io.sibyl.oracle.journal.JournalSettings;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Oracle settings from properties and flags, including the journal choice and the journal.* keys. */
+class OracleConfigTest {
+
+    @Test
+    void journalKeysAreAcceptedAndCheckedByTheJournalSettings() {
+        Properties p = new Properties();
+        p.setProperty("port", "0");
+        p.setProperty("journal", "BookKeeper");
+        p.setProperty("journal.zk.connect", "zk1:2181,zk2:2181");
+        p.setProperty("journal.ensemble.size", "5");
+        p.setProperty("journal.write.quorum", "3");
+        OracleConfig c = OracleConfig.fromProperties(p);
+        assertEquals(OracleConfig.JournalKind.BOOKKEEPER, c.journal());
+        assertEquals("zk1:2181,zk2:2181", c.journalSettings().zkConnect());
+        assertEquals(5, c.journalSettings().ensembleSize());
+        assertEquals(3, c.journalSettings().writeQuorum());
+        assertTrue(c.describe().containsKey("journal.zk.connect"), "bookkeeper: the journal settings are listed");
+        assertEquals("bookkeeper", c.describe().get("journal").split(" ")[0]);
+
+        OracleConfig d = OracleConfig.fromProperties(new Properties());
+        assertEquals(OracleConfig.JournalKind.MEMORY, d.journal(), "memory by default");
+        assertEquals(JournalSettings.defaults(), d.journalSettings());
+        assertFalse(d.describe().containsKey("journal.zk.connect"));
+        assertTrue(d.describe().containsKey("journal"));
+        assertEquals(d.journal(), d.withPort(7).journal(), "copies keep the journal");
+        assertEquals(c.journalSettings(), c.withCapacities(64, 4, 16).journalSettings());
+    }
+
+    @Test
+    void unknownOrInvalidKeysAreRefused() {
+        for (String[] bad : new String[][] {{"jurnal", "memory"}, {"journal", "disk"},
+                {"journal.ensemble.sise", "3"}, {"journal.ack.quorum", "3"}, {"journal.zk.session.timeout.ms", "x"}}) {
+            Properties p = new Properties();
+            p.setProperty(bad[0], bad[1]);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> OracleConfig.fromProperties(p), bad[0] + "=" + bad[1]);
+            assertTrue(e.getMessage().contains(bad[0].equals("journal.ack.quorum") ? "quorum" : bad[0]),
+                    e.getMessage());
+        }
+    }
+
+    @Test
+    void flagsOverrideTheFileAndHelpListsTheJournalSettings() throws Exception {
+        Path file = Files.createTempFile("so-server", ".properties");
+        try {
+            Files.writeString(file, "journal=bookkeeper\njournal.ledgers.znode=/a/b\nport=1\n");
+            OracleConfig c = OracleServerMain.parse(new String[] {"--config", file.toString(), "--port=2",
+                "--journal.ledgers.znode=/c/d"});
+            assertEquals(2, c.port());
+            assertEquals(OracleConfig.JournalKind.BOOKKEEPER, c.journal());
+            assertEquals("/c/d", c.journalSettings().ledgersZnode());
+        } finally {
+            Files.delete(file);
+        }
+        PrintStream out = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            OracleServerMain.main(new String[] {"--help"});
+        } finally {
+            System.setOut(out);
+        }
+        String help = captured.toString(StandardCharsets.UTF_8);
+        for (String key : JournalSettings.defaults().describe().keySet()) {
+            assertTrue(help.contains("  " + key + " = "), "--help lists " + key);
+        }
+        for (String key : OracleConfig.defaults().describe().keySet()) {
+            assertTrue(help.contains("  " + key + " = "), "--help lists " + key);
+        }
+    }
+}
