@@ -1,0 +1,172 @@
+package io.sibyl.client.oracle;
+
+import io.sibyl.oracle.journal.BookKeeperCluster;
+import io.sibyl.protocol.AbortedRange;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * so-server in its own JVM on the BookKeeper journal (in-process ZooKeeper and 3 bookies), killed with SIGKILL under
+ * load, then started again: it recovers, every acknowledged commit is committed, every transaction running at the
+ * kill is aborted (also after T_max passes it), no timestamp is handed out twice. The second process then stops
+ * cleanly on SIGTERM.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class OracleKillTest {
+    private static BookKeeperCluster cluster;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        cluster = new BookKeeperCluster(3);
+    }
+
+    @AfterAll
+    static void stopCluster() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    /** A so-server process and what it printed on standard output. */
+    static final class OracleProcess implements AutoCloseable {
+        final Process process;
+        final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        final List<String> seen = new ArrayList<>();
+        final File stderr;
+        int port = -1;
+
+        OracleProcess(String name, List<String> flags) throws IOException {
+            String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+            String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+            List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-cp", cp,
+                    "io.sibyl.oracle.OracleServerMain"));
+            cmd.addAll(flags);
+            stderr = File.createTempFile("so-server-" + name, ".log");
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(stderr);
+            process = pb.start();
+            Thread reader = new Thread(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = r.readLine()) != null) {
+                        lines.add(line);
+                    }
+                } catch (IOException e) {
+                    // the process died
+                }
+            }, "so-server-" + name + "-stdout");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        /** Waits for "READY port=N". */
+        int awaitReady() throws Exception {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline) {
+                String line = lines.poll(100, TimeUnit.MILLISECONDS);
+                if (line != null) {
+                    seen.add(line);
+                    if (line.startsWith("READY port=")) {
+                        port = Integer.parseInt(line.substring("READY port=".length()).trim());
+                        return port;
+                    }
+                }
+                if (!process.isAlive() && lines.isEmpty()) {
+                    break;
+                }
+            }
+            fail("so-server did not start: " + seen + "\n" + tail());
+            return -1;
+        }
+
+        String tail() throws IOException {
+            List<String> all = Files.readAllLines(stderr.toPath());
+            return String.join("\n", all.subList(Math.max(0, all.size() - 40), all.size()));
+        }
+
+        @Override
+        public void close() {
+            process.destroyForcibly();
+            stderr.delete();
+        }
+    }
+
+    private static List<String> flags(String zk, int recentCommits) {
+        return List.of("--port=0", "--host=127.0.0.1", "--journal=bookkeeper", "--journal.zk.connect=" + zk,
+                "--journal.bk.metadata.uri=zk+null://" + zk + "/ledgers", "--journal.ledgers.znode=/sibyl/test/kill",
+                "--conflict.table.rows=65536", "--recent.commits.capacity=" + recentCommits,
+                "--max.running.transactions=4096", "--push.interval.ms=20");
+    }
+
+    @Test
+    void killedUnderLoadRecoversEveryAcknowledgedCommitAndAbortsWhatRan() throws Exception {
+        String zk = cluster.zkConnect();
+        RecoveryWorkload work = new RecoveryWorkload(200);
+        // The first process keeps a large commit window: T_max stays low, so what runs at the kill is above it.
+        try (OracleProcess first = new OracleProcess("first", flags(zk, 1 << 16))) {
+            int port = first.awaitReady();
+            AtomicBoolean stop = new AtomicBoolean();
+            try (OracleClient c1 = OracleClient.connect("127.0.0.1", port)) {
+                List<Thread> load = work.start(c1, 6, Integer.MAX_VALUE, stop);
+                long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
+                while (System.nanoTime() < until) {
+                    Thread.sleep(100);
+                    work.leaveRunning(c1, 1);
+                }
+                first.process.destroyForcibly(); // SIGKILL, with commits in flight
+                assertTrue(first.process.waitFor(10, TimeUnit.SECONDS));
+                assertEquals(137, first.process.exitValue(), "killed by SIGKILL");
+                for (Thread t : load) {
+                    t.join(15_000);
+                }
+                stop.set(true);
+            }
+        }
+        System.out.println("so-server killed under load: " + work);
+        assertTrue(work.acked.size() > 200, "load before the kill: " + work);
+        assertTrue(work.running.size() >= 10, work.toString());
+
+        try (OracleProcess second = new OracleProcess("second", flags(zk, 16))) {
+            int port = second.awaitReady();
+            String recovered = second.seen.stream().filter(l -> l.startsWith("recovered journal:")).findFirst()
+                    .orElseThrow(() -> new AssertionError("no recovery line in " + second.seen));
+            assertTrue(recovered.contains("epoch 2") && recovered.contains("in doubt now ("), recovered);
+            try (OracleClient c2 = OracleClient.connect("127.0.0.1", port)) {
+                List<AbortedRange> ranges = c2.replica().abortedRanges();
+                assertEquals(1, ranges.size(), "the HELLO carries the range of the killed oracle");
+                work.checkAfterRecovery(c2, false);
+                RecoveryWorkload more = new RecoveryWorkload(200);
+                for (Thread t : more.start(c2, 2, 50, new AtomicBoolean())) {
+                    t.join();
+                }
+                assertTrue(c2.replica().tMax() > ranges.get(0).to(), "T_max passed every old timestamp");
+                work.checkAfterRecovery(c2, true);
+                try (OracleClient c3 = OracleClient.connect("127.0.0.1", port)) {
+                    work.checkAfterRecovery(c3, false);
+                    more.checkAfterRecovery(c3, false);
+                }
+            }
+            second.process.destroy(); // SIGTERM: clean shutdown
+            assertTrue(second.process.waitFor(20, TimeUnit.SECONDS), "so-server stops on SIGTERM\n" + second.tail());
+            assertEquals(143, second.process.exitValue());
+        }
+    }
+}
