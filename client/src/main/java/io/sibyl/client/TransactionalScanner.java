@@ -22,11 +22,21 @@ import java.util.NavigableMap;
  * range [0, T_s] and several versions per column, no filter and whole rows; each row is resolved to the snapshot
  * (deeper versions fetched by gets when needed), merged with the transaction's buffered writes (a copy taken when
  * the scanner opens, interleaved in scan order), then filtered, limited and cut into batches like HBase does.
+ *
+ * <p>With a row limit, the HBase scan gets the rows still needed as its own limit, so that the region server closes
+ * it with the last batch (no separate close call). A raw row can resolve to nothing (invisible, or filtered out), so
+ * when the HBase scan ends at its limit with rows still needed, a new one continues after the last raw row.
  */
 final class TransactionalScanner implements ResultScanner {
     private final Transaction tx;
     private final Table table;
-    private final ResultScanner raw;
+    /** The HBase scan as sent (template of continuation scans), and the scanner running it. */
+    private final Scan rawScan;
+    private ResultScanner raw;
+    /** Row limit of the current HBase scan (0: none), the rows it returned, and the last of them. */
+    private int rawLimit;
+    private int rawRows;
+    private byte[] lastRawRow;
     private final SnapshotReader reader;
     private final ClientSideFilter filter;
     private final Map<byte[], java.util.NavigableSet<byte[]>> familyMap;
@@ -66,14 +76,41 @@ final class TransactionalScanner implements ResultScanner {
         if (limit > 0 && (s.getCaching() <= 0 || s.getCaching() > limit)) {
             s.setCaching(Math.max(limit, 1)); // no point fetching many rows for a small limit
         }
+        this.rawScan = s;
         this.table = t.connection().getTable(t.getName());
         try {
-            this.raw = table.getScanner(s);
+            this.raw = openRaw(s, limit);
         } catch (IOException | RuntimeException e) {
             table.close();
             throw e;
         }
         this.reader = new SnapshotReader(tx, table, nv);
+    }
+
+    /** Opens an HBase scan of at most {@code rows} rows (0: no limit). */
+    private ResultScanner openRaw(Scan s, int rows) throws IOException {
+        rawLimit = Math.max(rows, 0);
+        rawRows = 0;
+        s.setLimit(rawLimit > 0 ? rawLimit : -1);
+        return table.getScanner(s);
+    }
+
+    /** The next whole raw row, continuing after the last one when a limited HBase scan stopped at its limit. */
+    private Result nextRawRow() throws IOException {
+        Result r = raw.next();
+        if (r == null && rawLimit > 0 && rawRows >= rawLimit && lastRawRow != null) {
+            // The HBase scan stopped at its limit but rows it returned resolved to nothing: scan on for the rest.
+            raw.close();
+            Scan more = new Scan(rawScan);
+            more.withStartRow(lastRawRow, false);
+            raw = openRaw(more, Math.max(1, limit - rowsReturned));
+            r = raw.next();
+        }
+        if (r != null) {
+            rawRows++;
+            lastRawRow = r.getRow();
+        }
+        return r;
     }
 
     @Override
@@ -88,7 +125,7 @@ final class TransactionalScanner implements ResultScanner {
                 return null;
             }
             if (nextRaw == null && !rawDone) {
-                nextRaw = raw.next();
+                nextRaw = nextRawRow();
                 rawDone = nextRaw == null;
             }
             if (nextBuffered == null && buffered.hasNext()) {
