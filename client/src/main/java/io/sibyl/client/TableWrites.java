@@ -70,7 +70,11 @@ final class TableWrites {
         }
         buffered.clear();
         try (Table table = connection.getTable(name)) {
-            table.put(puts);
+            if (puts.size() == 1) {
+                table.put(puts.get(0)); // one Mutate call, lighter than a one-action Multi on both sides
+            } else {
+                table.put(puts);
+            }
         }
     }
 
