@@ -17,7 +17,7 @@ final class BenchOptions {
 
     private static final Set<String> VALUED_FLAGS = Set.of("connections", "window", "write-set", "write-set-dist",
             "keys", "key-dist", "zipf-theta", "read-only-fraction", "duration", "warmup", "oracle", "oracle-setting",
-            "rate", "io-threads", "server-pid", "label", "progress");
+            "rate", "io-threads", "server-pid", "bookies-pid", "label", "progress");
 
     int connections = 1;
     int window = 256;
@@ -37,6 +37,8 @@ final class BenchOptions {
     int ioThreads = 1;
     /** Process id of a separate oracle whose CPU is reported; 0 = none. */
     long serverPid;
+    /** Process id of the bookies' process (bin/bookies) whose CPU is reported; 0 = none. */
+    long bookiesPid;
     String label = "sibyl";
     /** Seconds between progress lines during the measurement. */
     double progressSeconds = 5;
@@ -76,6 +78,8 @@ final class BenchOptions {
                 "                           transaction's scheduled start (no coordinated omission) (unlimited)",
                 "  --io-threads T           client I/O threads shared by the connections (1)",
                 "  --server-pid PID         process id of a separate oracle, to report its CPU from /proc/PID/stat",
+                "  --bookies-pid PID        process id of the bookies (bin/bookies) the oracle journals to, to report",
+                "                           their CPU too",
                 "  --label TEXT             name put in the RESULT line (sibyl)",
                 "  --progress S             seconds between progress lines while measuring (5)",
                 "  --help                   this text",
@@ -181,6 +185,7 @@ final class BenchOptions {
             }
             case "io-threads" -> ioThreads = (int) whole(name, v, 1, 256);
             case "server-pid" -> serverPid = whole(name, v, 1, Long.MAX_VALUE);
+            case "bookies-pid" -> bookiesPid = whole(name, v, 1, Long.MAX_VALUE);
             case "label" -> {
                 if (v.isEmpty() || v.chars().anyMatch(Character::isWhitespace)) {
                     throw new UsageException("--label must be one word without spaces (it goes into the RESULT line),"
@@ -234,6 +239,10 @@ final class BenchOptions {
         if (serverPid != 0 && !Files.isReadable(Path.of("/proc/" + serverPid + "/stat"))) {
             throw new UsageException("--server-pid " + serverPid + ": no such process (cannot read /proc/"
                     + serverPid + "/stat)");
+        }
+        if (bookiesPid != 0 && !Files.isReadable(Path.of("/proc/" + bookiesPid + "/stat"))) {
+            throw new UsageException("--bookies-pid " + bookiesPid + ": no such process (cannot read /proc/"
+                    + bookiesPid + "/stat)");
         }
     }
 

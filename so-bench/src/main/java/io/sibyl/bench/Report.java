@@ -16,12 +16,14 @@ final class Report {
     private final long startReplies;
     private final double benchCpu;
     private final double oracleCpu;
+    private final double bookiesCpu;
     private final int lostConnections;
     private final String firstError;
     private final long replicaCommits;
 
     Report(BenchOptions options, String oracle, double seconds, Metrics.Counts counts, Metrics.Latencies latencies,
-           long deltaBytes, long startReplies, double benchCpu, double oracleCpu, int lostConnections,
+           long deltaBytes, long startReplies, double benchCpu, double oracleCpu, double bookiesCpu,
+           int lostConnections,
            String firstError, long replicaCommits) {
         this.options = options;
         this.oracle = oracle;
@@ -32,6 +34,7 @@ final class Report {
         this.startReplies = startReplies;
         this.benchCpu = benchCpu;
         this.oracleCpu = oracleCpu;
+        this.bookiesCpu = bookiesCpu;
         this.lostConnections = lostConnections;
         this.firstError = firstError;
         this.replicaCommits = replicaCommits;
@@ -79,8 +82,8 @@ final class Report {
                 + " replies, all connections)%n", piggybackBytesPerBegin(), deltaBytes, startReplies);
         out.printf(Locale.ROOT, "  replica    %d commit timestamps held by each connection's replica (commits above"
                 + " T_max), %d connection(s)%n", replicaCommits, options.connections);
-        out.printf(Locale.ROOT, "  cpu        bench %s, oracle %s (100%% = one core)%n", pct(benchCpu),
-                pct(oracleCpu));
+        out.printf(Locale.ROOT, "  cpu        bench %s, oracle %s%s (100%% = one core)%n", pct(benchCpu),
+                pct(oracleCpu), Double.isNaN(bookiesCpu) ? "" : ", bookies " + pct(bookiesCpu));
         out.println(resultLine());
         out.flush();
     }
@@ -108,7 +111,8 @@ final class Report {
         return String.format(Locale.ROOT, "RESULT label=%s ws=%d conns=%d window=%d txn_per_s=%.0f begin_p50=%.3f"
                         + " begin_p99=%.3f commit_p50=%.3f commit_p99=%.3f commit_p999=%.3f txn_p99=%.3f abort_pct=%.3f"
                         + " piggyback_bytes=%.1f bench_cpu=%s oracle_cpu=%s attempted_per_s=%.0f txn_p50=%.3f"
-                        + " commit_max=%.3f ws_dist=%s keys=%d key_dist=%s ro=%s rate=%s io_threads=%d errors=%d secs=%.1f",
+                        + " commit_max=%.3f ws_dist=%s keys=%d key_dist=%s ro=%s rate=%s io_threads=%d errors=%d secs=%.1f"
+                        + " bookies_cpu=%s",
                 options.label, options.writeSet, options.connections, options.window, txnPerSecond(), ms(b, 50),
                 ms(b, 99), ms(c, 50), ms(c, 99), ms(c, 99.9), ms(t, 99), abortPercent(), piggybackBytesPerBegin(),
                 pct(benchCpu), pct(oracleCpu), attemptedPerSecond(), ms(t, 50),
@@ -117,6 +121,6 @@ final class Report {
                 options.keyDistribution == BenchOptions.KeyDistribution.UNIFORM ? "uniform"
                         : "zipfian" + options.zipfTheta,
                 options.readOnlyFraction, options.rate > 0 ? String.format(Locale.ROOT, "%.0f", options.rate) : "max",
-                options.ioThreads, counts.errors(), seconds);
+                options.ioThreads, counts.errors(), seconds, pct(bookiesCpu));
     }
 }

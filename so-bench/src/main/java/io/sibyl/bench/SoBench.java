@@ -113,6 +113,7 @@ public final class SoBench {
         long delta0 = deltaBytes(clients);
         long starts0 = startReplies(clients);
         CpuMeter.Sample cpu0 = CpuMeter.Sample.take(o.serverPid, o.inProcess());
+        long bookiesCpu0 = o.bookiesPid > 0 ? CpuMeter.process(o.bookiesPid) : -1;
         long t0 = System.nanoTime();
         long end = t0 + (long) (o.durationSeconds * 1e9);
 
@@ -146,12 +147,14 @@ public final class SoBench {
         long delta1 = deltaBytes(clients);
         long starts1 = startReplies(clients);
         CpuMeter.Sample cpu1 = CpuMeter.Sample.take(o.serverPid, o.inProcess());
+        long bookiesCpu1 = o.bookiesPid > 0 ? CpuMeter.process(o.bookiesPid) : -1;
         driver.stop();
 
         long elapsed = t1 - t0;
         Report report = new Report(o, oracleName, elapsed / 1e9, c1.minus(c0), latencies, delta1 - delta0,
                 starts1 - starts0, CpuMeter.Sample.percent(cpu0.bench(), cpu1.bench(), elapsed),
-                CpuMeter.Sample.percent(cpu0.oracle(), cpu1.oracle(), elapsed), driver.lostConnections(),
+                CpuMeter.Sample.percent(cpu0.oracle(), cpu1.oracle(), elapsed),
+                CpuMeter.Sample.percent(bookiesCpu0, bookiesCpu1, elapsed), driver.lostConnections(),
                 metrics.firstError(), clients[0].replica().commitCount());
         report.print(System.out);
 
