@@ -1,0 +1,61 @@
+package io.sibyl.bench.ttable;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * CPU use of the whole machine and of this JVM from /proc (Linux), to note how busy the machine was while
+ * measuring: a benchmark on a shared 2-core box is only comparable with itself.
+ */
+final class MachineLoad {
+    /** Jiffies: all CPUs busy, all CPUs total, this process (user + system). */
+    record Sample(long busy, long total, long self) {
+        static Sample take() {
+            try {
+                // "cpu  user nice system idle iowait irq softirq steal guest guest_nice"
+                String cpu = Files.readAllLines(Path.of("/proc/stat")).get(0);
+                String[] f = cpu.trim().split("\\s+");
+                long total = 0;
+                for (int i = 1; i < f.length && i <= 8; i++) { // user..steal; guest is already in user
+                    total += Long.parseLong(f[i]);
+                }
+                long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
+                String self = Files.readString(Path.of("/proc/self/stat"));
+                String[] s = self.substring(self.lastIndexOf(')') + 2).trim().split("\\s+");
+                long proc = Long.parseLong(s[11]) + Long.parseLong(s[12]); // utime, stime (fields 14, 15)
+                return new Sample(total - idle, total, proc);
+            } catch (IOException | RuntimeException e) {
+                return new Sample(-1, -1, -1);
+            }
+        }
+
+        boolean valid() {
+            return total > 0;
+        }
+    }
+
+    private MachineLoad() {
+    }
+
+    /** "bench JVM x% of the machine, other processes y%" between two samples, or "" without /proc. */
+    static String describe(Sample a, Sample b) {
+        if (!a.valid() || !b.valid() || b.total <= a.total) {
+            return "";
+        }
+        double total = b.total - a.total;
+        double self = 100.0 * (b.self - a.self) / total;
+        double others = 100.0 * ((b.busy - a.busy) - (b.self - a.self)) / total;
+        return String.format(java.util.Locale.ROOT, "bench JVM (minicluster + oracle + clients) used %.0f%% of the"
+                + " machine's CPU, other processes %.0f%%", self, Math.max(0, others));
+    }
+
+    static String loadAverage() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (IOException | RuntimeException e) {
+            return "n/a";
+        }
+    }
+}
