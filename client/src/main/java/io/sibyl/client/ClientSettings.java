@@ -4,7 +4,7 @@ import org.apache.hadoop.conf.Configuration;
 
 /** Client settings read from the HBase {@link Configuration} (keys in docs/user-guide.md). */
 record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts, long retryBackoffMillis,
-                      long retryBackoffMaxMillis, long oracleTimeoutMillis) {
+                      long retryBackoffMaxMillis, long oracleTimeoutMillis, long failoverTimeoutMillis) {
 
     static ClientSettings from(Configuration conf) {
         ClientSettings s = new ClientSettings(
@@ -13,7 +13,8 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
                 conf.getInt(TransactionManager.RETRY_ATTEMPTS, 10),
                 conf.getLong(TransactionManager.RETRY_BACKOFF_MS, 5),
                 conf.getLong(TransactionManager.RETRY_BACKOFF_MAX_MS, 1000),
-                conf.getLong(TransactionManager.ORACLE_TIMEOUT_MS, 30_000));
+                conf.getLong(TransactionManager.ORACLE_TIMEOUT_MS, 30_000),
+                conf.getLong(TransactionManager.FAILOVER_TIMEOUT_MS, 30_000));
         s.check();
         return s;
     }
@@ -26,6 +27,7 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
         require(retryBackoffMaxMillis >= retryBackoffMillis, TransactionManager.RETRY_BACKOFF_MAX_MS,
                 retryBackoffMaxMillis, ">= " + TransactionManager.RETRY_BACKOFF_MS);
         require(oracleTimeoutMillis >= 1, TransactionManager.ORACLE_TIMEOUT_MS, oracleTimeoutMillis, ">= 1");
+        require(failoverTimeoutMillis >= 1, TransactionManager.FAILOVER_TIMEOUT_MS, failoverTimeoutMillis, ">= 1");
     }
 
     private static void require(boolean ok, String key, long value, String rule) {

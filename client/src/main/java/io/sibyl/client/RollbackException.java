@@ -16,7 +16,10 @@ public class RollbackException extends Exception {
         TOO_OLD,
         /** The oracle had already aborted the transaction, or refused its commit request (see the message). */
         ABORTED_BY_ORACLE,
-        /** The connection to the oracle was lost before the commit was sent; the oracle aborted the transaction. */
+        /**
+         * The connection to the oracle was lost (a crash, a failover, a network failure) before the commit was
+         * decided, and the oracle aborted the transaction. Retryable: the client reconnects on its own.
+         */
         ORACLE_FAILOVER,
         /** Writing the transaction's buffered mutations to HBase failed (see the cause). */
         WRITE_FAILED
@@ -40,8 +43,8 @@ public class RollbackException extends Exception {
         return reason;
     }
 
-    /** True if the same work, run again in a new transaction, may well succeed (conflicts, too old). */
+    /** True if the same work, run again in a new transaction, may well succeed (conflicts, too old, failover). */
     public boolean isRetryable() {
-        return reason == Reason.CONFLICT || reason == Reason.TOO_OLD;
+        return reason == Reason.CONFLICT || reason == Reason.TOO_OLD || reason == Reason.ORACLE_FAILOVER;
     }
 }

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +33,8 @@ public final class Transaction {
     }
 
     private final TransactionManager manager;
+    /** The connection the transaction began on: its replica holds this snapshot, even after a failover. */
+    private final OracleClient begunOn;
     private final long startTs;
     private volatile Status status = Status.RUNNING;
     private volatile long commitTs;
@@ -44,8 +47,9 @@ public final class Transaction {
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
-    Transaction(TransactionManager manager, long startTs) {
+    Transaction(TransactionManager manager, OracleClient begunOn, long startTs) {
         this.manager = manager;
+        this.begunOn = begunOn;
         this.startTs = startTs;
     }
 
@@ -81,6 +85,11 @@ public final class Transaction {
         return manager;
     }
 
+    /** The oracle connection this transaction began on (closed after a failover). */
+    OracleClient begunOn() {
+        return begunOn;
+    }
+
     /** Throws a clear exception unless the transaction can still read and write. */
     void checkRunning() {
         Status s = status;
@@ -103,8 +112,7 @@ public final class Transaction {
         if (writerTs > startTs) {
             return false;
         }
-        OracleClient oracle = manager.oracle();
-        Visibility v = oracle.replica().inSnapshot(writerTs, startTs);
+        Visibility v = begunOn.replica().inSnapshot(writerTs, startTs);
         if (v != Visibility.ASK_ORACLE) {
             return v == Visibility.VISIBLE;
         }
@@ -114,20 +122,44 @@ public final class Transaction {
         }
         boolean answer;
         try {
-            answer = oracle.inSnapshot(writerTs, startTs).get(manager.settings().oracleTimeoutMillis(),
-                    TimeUnit.MILLISECONDS);
+            answer = askOracle(writerTs).get(manager.settings().oracleTimeoutMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while asking the oracle about version " + writerTs);
-        } catch (ExecutionException e) {
+        } catch (ExecutionException | OracleException e) {
+            Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
             throw new IOException("cannot tell whether version " + writerTs + " is in the snapshot of transaction "
-                    + startTs + ": " + e.getCause().getMessage(), e.getCause());
+                    + startTs + ": " + cause.getMessage(), cause);
         } catch (TimeoutException e) {
             throw new IOException("the oracle did not answer a commit query for version " + writerTs + " within "
                     + manager.settings().oracleTimeoutMillis() + " ms");
         }
         askedOracle.put(writerTs, answer);
         return answer;
+    }
+
+    /**
+     * Asks the oracle about a writer older than the connection this transaction began on. After a failover that
+     * connection is gone and the question goes to the current oracle, which knows every decision from the journal;
+     * its frozen replica still holds every commit before this snapshot that it learnt after it connected, so a
+     * writer it does not know committed, if at all, either before it connected (visible) or after this snapshot
+     * began, which the commit timestamp in the answer tells apart.
+     */
+    private CompletableFuture<Boolean> askOracle(long writerTs) {
+        if (begunOn.isOpen()) {
+            // Lost while asking: ask the oracle that took over instead.
+            return begunOn.inSnapshot(writerTs, startTs).exceptionallyCompose(e -> begunOn.isOpen()
+                    ? CompletableFuture.failedFuture(e) : askCurrentOracle(writerTs));
+        }
+        return askCurrentOracle(writerTs);
+    }
+
+    private CompletableFuture<Boolean> askCurrentOracle(long writerTs) {
+        return manager.connection().current().query(writerTs).thenApply(status -> switch (status.state()) {
+            case COMMITTED -> status.commitTimestamp() < startTs;
+            case COMMITTED_LONG_AGO -> true;
+            default -> false;
+        });
     }
 
     // ---- writes -------------------------------------------------------------------------------------------------

@@ -1,9 +1,14 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.FixedOracleAddress;
 import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.client.oracle.OracleConnection;
 import io.sibyl.client.oracle.OracleException;
+import io.sibyl.client.oracle.OracleLocator;
 import io.sibyl.client.oracle.OracleUnavailableException;
 import io.sibyl.client.oracle.TransactionAbortedException;
+import io.sibyl.client.oracle.TransactionStatus;
+import io.sibyl.client.oracle.ZooKeeperOracleLocator;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
@@ -11,7 +16,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
@@ -22,9 +26,11 @@ import java.util.function.Function;
 /**
  * Entry point of the transactional client: one connection to the status oracle (with its local replica of commit
  * metadata) shared by every transaction begun here. Thread-safe; create one per application and close it at the end.
+ * The oracle is found at a fixed address or, for an HA group of oracles, through ZooKeeper; a lost connection is
+ * replaced by one to the oracle that took over (see {@link #ORACLE_ZK_CONNECT}).
  *
  * <pre>{@code
- * try (TransactionManager tm = TransactionManager.create(conf);          // sibyl.oracle.address=host:port
+ * try (TransactionManager tm = TransactionManager.create(conf);          // sibyl.oracle.zk.connect=zk1:2181,...
  *      TTable accounts = new TTable(tm.getConnection(), TableName.valueOf("accounts"))) {
  *     Transaction tx = tm.begin();
  *     accounts.put(tx, new Put(row).addColumn(CF, Q, value));
@@ -35,8 +41,21 @@ import java.util.function.Function;
 public final class TransactionManager implements AutoCloseable {
     static final Logger LOG = LoggerFactory.getLogger(TransactionManager.class);
 
-    /** {@code host:port} of the status oracle. */
+    /** {@code host:port} of the status oracle (a single oracle; set this or {@value #ORACLE_ZK_CONNECT}). */
     public static final String ORACLE_ADDRESS = "sibyl.oracle.address";
+    /** ZooKeeper ensemble where an HA group of oracles publishes its leader (set this or {@value #ORACLE_ADDRESS}). */
+    public static final String ORACLE_ZK_CONNECT = "sibyl.oracle.zk.connect";
+    /** The leader znode the oracles publish (default {@value #DEFAULT_LEADER_ZNODE}, so-server's default). */
+    public static final String ORACLE_LEADER_ZNODE = "sibyl.oracle.leader.znode";
+    /** Default of {@value #ORACLE_LEADER_ZNODE}. */
+    public static final String DEFAULT_LEADER_ZNODE = "/sibyl/oracle/leader";
+    /** ZooKeeper session timeout of the client's oracle lookup (default 10000 ms). */
+    public static final String ORACLE_ZK_SESSION_TIMEOUT_MS = "sibyl.oracle.zk.session.timeout.ms";
+    /**
+     * How long the client waits for an oracle to answer after losing the connection (failover, restart) before
+     * operations fail (default 30000 ms).
+     */
+    public static final String FAILOVER_TIMEOUT_MS = "sibyl.client.failover.timeout.ms";
     /** Versions fetched per column and read request before walking down to the snapshot's version (default 3). */
     public static final String READ_VERSIONS = "sibyl.client.read.versions";
     /** Buffered write bytes per transaction before they are sent to HBase ahead of the commit (default 4 MiB). */
@@ -52,12 +71,12 @@ public final class TransactionManager implements AutoCloseable {
 
     private final Connection connection;
     private final boolean ownsConnection;
-    private final OracleClient oracle;
+    private final OracleConnection oracle;
     private final ClientSettings settings;
     private final Set<Transaction> running = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    private TransactionManager(Connection connection, boolean ownsConnection, OracleClient oracle,
+    private TransactionManager(Connection connection, boolean ownsConnection, OracleConnection oracle,
                                ClientSettings settings) {
         this.connection = connection;
         this.ownsConnection = ownsConnection;
@@ -65,10 +84,19 @@ public final class TransactionManager implements AutoCloseable {
         this.settings = settings;
     }
 
-    /** Opens an HBase connection from {@code conf} and connects to the oracle named by {@value #ORACLE_ADDRESS}. */
+    /**
+     * Opens an HBase connection from {@code conf} and connects to the oracle named by {@value #ORACLE_ZK_CONNECT}
+     * (HA) or {@value #ORACLE_ADDRESS}.
+     */
     public static TransactionManager create(Configuration conf) throws IOException {
-        String[] hp = oracleAddress(conf);
-        return create(conf, hp[0], Integer.parseInt(hp[1]));
+        ClientSettings settings = ClientSettings.from(conf);
+        Connection c = ConnectionFactory.createConnection(conf);
+        try {
+            return new TransactionManager(c, true, connectOracle(locator(conf), settings), settings);
+        } catch (IOException | RuntimeException e) {
+            c.close();
+            throw e;
+        }
     }
 
     /** Opens an HBase connection from {@code conf} and connects to the oracle at {@code oracleHost:oraclePort}. */
@@ -77,8 +105,9 @@ public final class TransactionManager implements AutoCloseable {
         ClientSettings settings = ClientSettings.from(conf);
         Connection c = ConnectionFactory.createConnection(conf);
         try {
-            return new TransactionManager(c, true, connectOracle(oracleHost, oraclePort), settings);
-        } catch (IOException | RuntimeException e) {
+            return new TransactionManager(c, true,
+                    connectOracle(new FixedOracleAddress(oracleHost, oraclePort), settings), settings);
+        } catch (RuntimeException e) {
             c.close();
             throw e;
         }
@@ -86,25 +115,40 @@ public final class TransactionManager implements AutoCloseable {
 
     /**
      * Uses an existing HBase connection (not closed by {@link #close()}) and the oracle named by
-     * {@value #ORACLE_ADDRESS} in its configuration.
+     * {@value #ORACLE_ZK_CONNECT} or {@value #ORACLE_ADDRESS} in its configuration.
      */
     public static TransactionManager create(Connection connection) throws IOException {
-        String[] hp = oracleAddress(connection.getConfiguration());
-        return create(connection, hp[0], Integer.parseInt(hp[1]));
+        ClientSettings settings = ClientSettings.from(connection.getConfiguration());
+        return new TransactionManager(connection, false,
+                connectOracle(locator(connection.getConfiguration()), settings), settings);
     }
 
     /** Uses an existing HBase connection (not closed by {@link #close()}) and the oracle at the given address. */
     public static TransactionManager create(Connection connection, String oracleHost, int oraclePort)
             throws IOException {
         ClientSettings settings = ClientSettings.from(connection.getConfiguration());
-        return new TransactionManager(connection, false, connectOracle(oracleHost, oraclePort), settings);
+        return new TransactionManager(connection, false,
+                connectOracle(new FixedOracleAddress(oracleHost, oraclePort), settings), settings);
     }
 
-    private static String[] oracleAddress(Configuration conf) {
+    private static OracleLocator locator(Configuration conf) throws IOException {
+        String zk = conf.get(ORACLE_ZK_CONNECT);
         String a = conf.get(ORACLE_ADDRESS);
-        if (a == null || a.isBlank()) {
+        boolean hasZk = zk != null && !zk.isBlank();
+        boolean hasAddress = a != null && !a.isBlank();
+        if (hasZk && hasAddress) {
+            throw new IllegalArgumentException("both " + ORACLE_ZK_CONNECT + " and " + ORACLE_ADDRESS + " are set:"
+                    + " set " + ORACLE_ZK_CONNECT + " for an HA group of oracles, or " + ORACLE_ADDRESS
+                    + " for a single oracle, not both");
+        }
+        if (hasZk) {
+            return new ZooKeeperOracleLocator(zk.trim(), conf.get(ORACLE_LEADER_ZNODE, DEFAULT_LEADER_ZNODE),
+                    conf.getInt(ORACLE_ZK_SESSION_TIMEOUT_MS, 10_000));
+        }
+        if (!hasAddress) {
             throw new IllegalArgumentException(ORACLE_ADDRESS + " is not set: give the status oracle's host:port"
-                    + " (so-server prints it as READY port=N), or pass the address to TransactionManager.create");
+                    + " (so-server prints it as READY port=N), or " + ORACLE_ZK_CONNECT + " for an HA group of"
+                    + " oracles, or pass the address to TransactionManager.create");
         }
         int colon = a.lastIndexOf(':');
         if (colon <= 0 || colon == a.length() - 1) {
@@ -116,16 +160,11 @@ public final class TransactionManager implements AutoCloseable {
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(ORACLE_ADDRESS + "=" + a + " is not host:port");
         }
-        return new String[] {a.substring(0, colon).trim(), port};
+        return new FixedOracleAddress(a.substring(0, colon).trim(), Integer.parseInt(port));
     }
 
-    private static OracleClient connectOracle(String host, int port) throws IOException {
-        try {
-            return OracleClient.connect(host, port);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while connecting to the oracle at " + host + ":" + port);
-        }
+    private static OracleConnection connectOracle(OracleLocator locator, ClientSettings settings) {
+        return OracleConnection.open(locator, settings.failoverTimeoutMillis());
     }
 
     /** The HBase connection (for {@code new TTable(tm.getConnection(), name)} and plain HBase use). */
@@ -133,16 +172,29 @@ public final class TransactionManager implements AutoCloseable {
         return connection;
     }
 
-    /** Starts a transaction: one round trip to the oracle for its start timestamp. */
+    /**
+     * Starts a transaction: one round trip to the oracle for its start timestamp. If the oracle connection is lost,
+     * waits (up to {@value #FAILOVER_TIMEOUT_MS}) for an oracle to take over and begins there.
+     *
+     * @throws OracleUnavailableException if no oracle answered within the failover timeout
+     */
     public Transaction begin() {
         checkOpen();
-        long ts;
-        try {
-            ts = oracle.begin().join();
-        } catch (CompletionException e) {
-            throw e.getCause() instanceof RuntimeException re ? re : e;
+        long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
+        Transaction tx;
+        while (true) {
+            OracleClient client = oracle.current();
+            try {
+                tx = new Transaction(this, client, client.begin().join());
+                break;
+            } catch (CompletionException e) {
+                // A begin lost with its connection left nothing behind: the oracle aborts what a lost connection ran.
+                boolean lost = e.getCause() instanceof OracleUnavailableException && !client.isOpen();
+                if (!lost || System.nanoTime() > deadline) {
+                    throw e.getCause() instanceof RuntimeException re ? re : e;
+                }
+            }
         }
-        Transaction tx = new Transaction(this, ts);
         running.add(tx);
         if (closed) { // closed concurrently: do not leave it running at the oracle
             rollback(tx);
@@ -162,17 +214,15 @@ public final class TransactionManager implements AutoCloseable {
         checkOwn(tx);
         tx.checkRunning();
         long startTs = tx.getStartTimestamp();
+        OracleClient client = tx.begunOn();
         if (tx.isReadOnly()) {
-            oracle.finish(startTs);
+            client.finish(startTs);
             finished(tx);
             tx.markCommitted(startTs);
             return;
         }
-        if (!oracle.isOpen()) {
-            // The oracle aborts the running transactions of a connection that went away.
-            rollBackLocally(tx, false);
-            throw new RollbackException(tx, RollbackException.Reason.ORACLE_FAILOVER,
-                    "the connection to the oracle at " + oracle.address() + " was lost", null);
+        if (!client.isOpen()) {
+            throw lostBeforeCommit(tx, client);
         }
         try {
             tx.flush();
@@ -182,9 +232,12 @@ public final class TransactionManager implements AutoCloseable {
             throw new RollbackException(tx, RollbackException.Reason.WRITE_FAILED,
                     "sending its writes to HBase failed: " + e, e);
         }
+        if (!client.isOpen()) { // lost while the writes were sent
+            throw lostBeforeCommit(tx, client);
+        }
         long commitTs;
         try {
-            commitTs = oracle.commit(startTs, tx.writeSet()).join();
+            commitTs = client.commit(startTs, tx.writeSet()).join();
         } catch (CompletionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof TransactionAbortedException tae) {
@@ -197,9 +250,8 @@ public final class TransactionManager implements AutoCloseable {
                 throw new RollbackException(tx, reason, tae.getMessage(), null);
             }
             if (cause instanceof OracleUnavailableException oue) {
-                finished(tx);
-                tx.markInDoubt();
-                throw new CommitOutcomeUnknownException(tx, oue);
+                resolveInDoubt(tx, oue);
+                return;
             }
             if (cause instanceof OracleException oe) {
                 // Refused without a decision (e.g. write set too large): make sure it is aborted, then clean up.
@@ -228,7 +280,7 @@ public final class TransactionManager implements AutoCloseable {
                     + " is already committed and cannot be rolled back");
         }
         if (!tx.hasSentWrites()) {
-            oracle.finish(tx.getStartTimestamp());
+            tx.begunOn().finish(tx.getStartTimestamp());
             finished(tx);
             tx.markRolledBack(null);
             return;
@@ -323,7 +375,13 @@ public final class TransactionManager implements AutoCloseable {
 
     // ---- package-private ----------------------------------------------------------------------------------------
 
+    /** The oracle client most recently connected (tests inspect its replica). */
     OracleClient oracle() {
+        return oracle.lastConnected();
+    }
+
+    /** The link to the current oracle, which reconnects after a failover. */
+    OracleConnection connection() {
         return oracle;
     }
 
@@ -349,8 +407,11 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     private void abortAtOracle(Transaction tx) {
+        if (!tx.begunOn().isOpen()) {
+            return; // the oracle aborts what a lost connection was running (a new oracle: all it did not decide)
+        }
         try {
-            oracle.abort(tx.getStartTimestamp()).join();
+            tx.begunOn().abort(tx.getStartTimestamp()).join();
         } catch (CompletionException e) {
             LOG.warn("abort of transaction {} at the oracle failed: {}", tx.getStartTimestamp(),
                     e.getCause().toString());
@@ -362,12 +423,63 @@ public final class TransactionManager implements AutoCloseable {
         boolean cleaned = tx.deleteSentVersions();
         finished(tx);
         tx.markRolledBack(null);
-        if (cleaned && reportCleanUp && oracle.isOpen()) {
-            oracle.cleanedUp(tx.getStartTimestamp()).whenComplete((v, e) -> {
+        OracleClient client = oracle.lastConnected();
+        if (cleaned && reportCleanUp && client.isOpen()) {
+            client.cleanedUp(tx.getStartTimestamp()).whenComplete((v, e) -> {
                 if (e != null) {
                     LOG.debug("clean-up report for {} failed: {}", tx.getStartTimestamp(), e.toString());
                 }
             });
         }
+    }
+
+    /** The transaction's connection was lost before its commit request left: the oracle aborted it. */
+    private RollbackException lostBeforeCommit(Transaction tx, OracleClient client) {
+        rollBackLocally(tx, false);
+        return new RollbackException(tx, RollbackException.Reason.ORACLE_FAILOVER, "the connection to the oracle at "
+                + client.address() + " was lost before the commit was sent, so the oracle aborted it; run it again",
+                null);
+    }
+
+    /**
+     * The connection was lost while the commit request was in flight. The oracle that serves now (the same one
+     * after a network failure, or the one that took over from the journal) knows the outcome: ask it. A transaction
+     * it reports still running never reached its commit; it is aborted first, so the answer cannot change.
+     */
+    private void resolveInDoubt(Transaction tx, OracleUnavailableException lost) throws RollbackException {
+        long startTs = tx.getStartTimestamp();
+        boolean askAgain = true;
+        for (int attempt = 0; attempt < 3 && askAgain; attempt++) {
+            try {
+                OracleClient client = oracle.current();
+                TransactionStatus status = client.query(startTs).join();
+                switch (status.state()) {
+                    case COMMITTED, COMMITTED_LONG_AGO -> {
+                        finished(tx);
+                        tx.markCommitted(status.commitTimestamp());
+                        LOG.info("commit of transaction {} was in flight when the oracle connection was lost; the"
+                                + " oracle at {} reports it committed", startTs, client.address());
+                        return;
+                    }
+                    case ABORTED -> {
+                        rollBackLocally(tx, true);
+                        throw new RollbackException(tx, RollbackException.Reason.ORACLE_FAILOVER, "the connection to"
+                                + " the oracle was lost while the commit was in flight, and the oracle at "
+                                + client.address() + " reports it aborted; run it again", lost);
+                    }
+                    case RUNNING -> client.abort(startTs).join(); // then ask again: it is aborted or committed now
+                    case UNKNOWN -> {
+                        LOG.warn("the oracle at {} does not know transaction {} (was it restarted without its"
+                                + " journal?)", client.address(), startTs);
+                        askAgain = false;
+                    }
+                }
+            } catch (CompletionException | OracleException e) {
+                LOG.warn("asking the oracle about in-doubt transaction {} failed: {}", startTs, e.toString());
+            }
+        }
+        finished(tx);
+        tx.markInDoubt();
+        throw new CommitOutcomeUnknownException(tx, lost);
     }
 }

@@ -121,6 +121,11 @@ public final class OracleClient implements AutoCloseable {
         return new OracleClient(host, port, null, 10_000);
     }
 
+    /** Connects with its own I/O thread, giving up (connection and handshake) after {@code timeoutMillis}. */
+    public static OracleClient connect(String host, int port, long timeoutMillis) throws InterruptedException {
+        return new OracleClient(host, port, null, timeoutMillis);
+    }
+
     /** Connects using an event loop of {@code group} (several clients can share one group) and waits for the handshake. */
     public static OracleClient connect(String host, int port, EventLoopGroup group) throws InterruptedException {
         return new OracleClient(host, port, group, 10_000);

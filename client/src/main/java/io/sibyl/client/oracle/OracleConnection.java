@@ -1,0 +1,145 @@
+package io.sibyl.client.oracle;
+
+import io.sibyl.protocol.LeaderRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A client's link to whichever status oracle currently leads. {@link #current()} hands out an open
+ * {@link OracleClient}; when the connection is lost (the oracle crashed, was deposed, or the network failed) it
+ * connects to the oracle the {@link OracleLocator} names, waiting up to the failover timeout for one to answer.
+ * When the locator reports a newer leader, the connection to the old one is closed at once, so requests never wait
+ * on a deposed (e.g. frozen) oracle.
+ *
+ * <p>A replaced client is closed, but its {@link CommitReplica} stays readable: transactions begun on it keep
+ * reading their snapshot from it.
+ */
+public final class OracleConnection implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(OracleConnection.class);
+    /** Longest single connection attempt (handshake included) during a failover. */
+    private static final long MAX_ATTEMPT_MILLIS = 5_000;
+    private static final long RETRY_PAUSE_MILLIS = 50;
+
+    private final OracleLocator locator;
+    private final long failoverTimeoutMillis;
+    private final Object lock = new Object();
+    private volatile OracleClient current;
+    private volatile long currentEpoch;
+    private volatile int reconnects;
+    private volatile boolean closed;
+
+    private OracleConnection(OracleLocator locator, long failoverTimeoutMillis) {
+        this.locator = locator;
+        this.failoverTimeoutMillis = failoverTimeoutMillis;
+    }
+
+    /**
+     * Connects to the oracle {@code locator} names, waiting up to {@code failoverTimeoutMillis} for one. The
+     * connection owns the locator from then on.
+     *
+     * @throws OracleUnavailableException if no oracle answered in time (the message says where it looked)
+     */
+    public static OracleConnection open(OracleLocator locator, long failoverTimeoutMillis) {
+        OracleConnection c = new OracleConnection(locator, failoverTimeoutMillis);
+        try {
+            c.current();
+        } catch (RuntimeException e) {
+            locator.close();
+            throw e;
+        }
+        locator.onLeaderChange(c::leaderChanged);
+        return c;
+    }
+
+    /**
+     * The open client of the current oracle, connecting to the leader first if the last connection was lost.
+     *
+     * @throws OracleUnavailableException if no oracle answered within the failover timeout
+     */
+    public OracleClient current() {
+        OracleClient c = current;
+        if (c != null && c.isOpen()) {
+            return c;
+        }
+        synchronized (lock) {
+            c = current;
+            if (c != null && c.isOpen()) {
+                return c;
+            }
+            return reconnect(c);
+        }
+    }
+
+    /** The client most recently connected, open or not (never null once opened). */
+    public OracleClient lastConnected() {
+        return current;
+    }
+
+    /** How many times a lost connection was replaced. */
+    public int reconnects() {
+        return reconnects;
+    }
+
+    private OracleClient reconnect(OracleClient lost) {
+        if (closed) {
+            throw new OracleUnavailableException("the oracle connection was closed");
+        }
+        long start = System.nanoTime();
+        long deadline = start + failoverTimeoutMillis * 1_000_000L;
+        String lastError = "no oracle was named";
+        try {
+            while (true) {
+                long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000L);
+                LeaderRecord leader = locator.leader(left);
+                if (leader != null) {
+                    try {
+                        OracleClient c = OracleClient.connect(leader.host(), leader.port(),
+                                Math.min(MAX_ATTEMPT_MILLIS, Math.max(100, left)));
+                        if (lost != null) {
+                            lost.close();
+                            reconnects++;
+                            LOG.info("reconnected to the status oracle at {} (epoch {}) in {} ms", leader.address(),
+                                    leader.epoch(), (System.nanoTime() - start) / 1_000_000L);
+                        }
+                        currentEpoch = leader.epoch();
+                        current = c;
+                        return c;
+                    } catch (OracleUnavailableException e) {
+                        lastError = e.getMessage();
+                    }
+                }
+                if (System.nanoTime() >= deadline || closed) {
+                    throw new OracleUnavailableException("no status oracle answered within " + failoverTimeoutMillis
+                            + " ms (looked up through " + locator.describe() + "; last error: " + lastError
+                            + "); start so-server, or check the oracle settings of this client");
+                }
+                Thread.sleep(RETRY_PAUSE_MILLIS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new OracleUnavailableException("interrupted while connecting to the status oracle");
+        }
+    }
+
+    /** A newer leader took over: drop the connection to the old one so nothing waits on it. */
+    private void leaderChanged(LeaderRecord leader) {
+        OracleClient c = current;
+        if (c != null && leader.epoch() > currentEpoch && c.isOpen()) {
+            LOG.info("status oracle epoch {} at {} took over; closing the connection to {}", leader.epoch(),
+                    leader.address(), c.address());
+            c.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        synchronized (lock) {
+            OracleClient c = current;
+            if (c != null) {
+                c.close();
+            }
+        }
+        locator.close();
+    }
+}

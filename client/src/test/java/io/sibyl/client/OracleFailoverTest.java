@@ -1,0 +1,236 @@
+package io.sibyl.client;
+
+import io.sibyl.client.oracle.OracleProcess;
+import io.sibyl.oracle.journal.BookKeeperCluster;
+import io.sibyl.protocol.LeaderRecord;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+import static io.sibyl.client.TestSupport.getInt;
+import static io.sibyl.client.TestSupport.putInt;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Client failover on real components: HBase minicluster, in-process ZooKeeper and 3 bookies, so-server in its own
+ * JVM on the BookKeeper journal, killed with SIGKILL while transfer transactions run, and replaced by another
+ * so-server that recovers the journal. The clients are not restarted: they reconnect on their own, resolve the
+ * commits that were in flight by asking the new oracle, and carry on; every balance ends exactly at its opening
+ * value plus the transfers reported committed, so no acknowledged commit was lost and no commit reported failed
+ * took effect.
+ */
+@ExtendWith(MiniCluster.class)
+@Timeout(value = 240, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class OracleFailoverTest {
+    static final int ACCOUNTS = 32;
+    static final long OPENING = 1000;
+    static final int THREADS = 6;
+
+    private static BookKeeperCluster bookies;
+
+    @BeforeAll
+    static void startBookies() throws Exception {
+        bookies = new BookKeeperCluster(3);
+    }
+
+    @AfterAll
+    static void stopBookies() throws Exception {
+        if (bookies != null) {
+            bookies.close();
+        }
+    }
+
+    private static List<String> oracleFlags(String journal, int port) {
+        String zk = bookies.zkConnect();
+        return List.of("--port=" + port, "--host=127.0.0.1", "--journal=bookkeeper", "--journal.zk.connect=" + zk,
+                "--journal.bk.metadata.uri=zk+null://" + zk + "/ledgers", "--journal.ledgers.znode=" + journal,
+                "--conflict.table.rows=65536", "--max.running.transactions=4096", "--push.interval.ms=20");
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            s.setReuseAddress(true);
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void transfersContinueWhenTheOracleIsKilledAndRestartedAtItsAddress() throws Exception {
+        int port = freePort();
+        Map<String, String> settings = new HashMap<>();
+        settings.put(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + port);
+        try (OracleProcess first = new OracleProcess("restart-a", oracleFlags("/sibyl/test/failover-fixed", port))) {
+            first.awaitReady();
+            runTransfersAcrossAFailover(settings, first, () -> {
+                OracleProcess second = new OracleProcess("restart-b",
+                        oracleFlags("/sibyl/test/failover-fixed", port));
+                second.awaitReady();
+                return second;
+            });
+        }
+    }
+
+    @Test
+    void transfersFollowTheLeaderPublishedInZooKeeper() throws Exception {
+        String leaderZnode = "/sibyl/test/failover-zk/leader";
+        Map<String, String> settings = new HashMap<>();
+        settings.put(TransactionManager.ORACLE_ADDRESS, "");
+        settings.put(TransactionManager.ORACLE_ZK_CONNECT, bookies.zkConnect());
+        settings.put(TransactionManager.ORACLE_LEADER_ZNODE, leaderZnode);
+        try (ZooKeeper zk = bookies.zooKeeper(bookies.settings("failover-zk"));
+             OracleProcess first = new OracleProcess("zk-a", oracleFlags("/sibyl/test/failover-zk", 0))) {
+            publish(zk, leaderZnode, new LeaderRecord(1, "127.0.0.1", first.awaitReady(), "a"));
+            runTransfersAcrossAFailover(settings, first, () -> {
+                OracleProcess second = new OracleProcess("zk-b", oracleFlags("/sibyl/test/failover-zk", 0));
+                publish(zk, leaderZnode, new LeaderRecord(2, "127.0.0.1", second.awaitReady(), "b"));
+                return second;
+            });
+        }
+    }
+
+    /** Writes the leader znode as an HA oracle does once it serves. */
+    private static void publish(ZooKeeper zk, String path, LeaderRecord leader) throws Exception {
+        for (int i = path.indexOf('/', 1); i > 0; i = path.indexOf('/', i + 1)) {
+            try {
+                zk.create(path.substring(0, i), new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+            } catch (KeeperException.NodeExistsException e) {
+                // fine
+            }
+        }
+        try {
+            zk.delete(path, -1);
+        } catch (KeeperException.NoNodeException e) {
+            // first leader
+        }
+        zk.create(path, leader.encode(), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+    }
+
+    /** Starts the oracle that takes over; returns once it serves. */
+    interface Takeover {
+        OracleProcess start() throws Exception;
+    }
+
+    private void runTransfersAcrossAFailover(Map<String, String> settings, OracleProcess first, Takeover takeover)
+            throws Exception {
+        MiniCluster c = MiniCluster.get();
+        settings.put(TransactionManager.RETRY_ATTEMPTS, "1000");
+        settings.put(TransactionManager.RETRY_BACKOFF_MS, "1");
+        settings.put(TransactionManager.RETRY_BACKOFF_MAX_MS, "20");
+        settings.put(TransactionManager.FAILOVER_TIMEOUT_MS, "60000");
+        TableName table = c.createTable("failover", "cf");
+        try (TransactionManager tm = c.manager(settings); TTable accounts = new TTable(c.connection(), table)) {
+            tm.run(tx -> {
+                try {
+                    for (int i = 0; i < ACCOUNTS; i++) {
+                        putInt(accounts, tx, account(i), OPENING);
+                    }
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                return null;
+            });
+            AtomicLongArray delta = new AtomicLongArray(ACCOUNTS);
+            AtomicInteger committed = new AtomicInteger();
+            AtomicBoolean stop = new AtomicBoolean();
+            ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                Thread th = new Thread(() -> transferUntilStopped(tm, accounts, delta, committed, stop, failures),
+                        "transfers-" + t);
+                th.start();
+                threads.add(th);
+            }
+            awaitCommits(committed, 100, failures);
+            int beforeKill = committed.get();
+            first.process.destroyForcibly(); // SIGKILL with commits in flight
+            assertTrue(first.process.waitFor(10, TimeUnit.SECONDS));
+            long killedAt = System.nanoTime();
+            try (OracleProcess second = takeover.start()) {
+                awaitCommits(committed, committed.get() + 100, failures);
+                System.out.printf("failover: %d commits before the kill, first %d after it; %.0f ms from the kill to"
+                        + " 100 more commits%n", beforeKill, committed.get(), (System.nanoTime() - killedAt) / 1e6);
+                stop.set(true);
+                for (Thread th : threads) {
+                    th.join(60_000);
+                    assertTrue(!th.isAlive(), th.getName() + " finished");
+                }
+                assertTrue(failures.isEmpty(), "no transfer failed for good: " + failures);
+                assertTrue(tm.connection().reconnects() >= 1, "the manager reconnected");
+
+                Transaction audit = tm.begin();
+                long total = 0;
+                for (int i = 0; i < ACCOUNTS; i++) {
+                    long balance = getInt(accounts, audit, account(i));
+                    assertEquals(OPENING + delta.get(i), balance, "balance of " + account(i));
+                    total += balance;
+                }
+                tm.commit(audit);
+                assertEquals(OPENING * ACCOUNTS, total);
+            }
+        }
+    }
+
+    private static void awaitCommits(AtomicInteger committed, int target, ConcurrentLinkedQueue<Throwable> failures)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (committed.get() < target && failures.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertTrue(failures.isEmpty(), "transfers failed: " + failures);
+        assertTrue(committed.get() >= target, "only " + committed.get() + " commits of " + target);
+    }
+
+    private static void transferUntilStopped(TransactionManager tm, TTable accounts, AtomicLongArray delta,
+                                             AtomicInteger committed, AtomicBoolean stop,
+                                             ConcurrentLinkedQueue<Throwable> failures) {
+        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        while (!stop.get()) {
+            int from = rnd.nextInt(ACCOUNTS);
+            int to = (from + 1 + rnd.nextInt(ACCOUNTS - 1)) % ACCOUNTS;
+            long amount = 1 + rnd.nextInt(20);
+            try {
+                tm.run(tx -> {
+                    try {
+                        putInt(accounts, tx, account(from), getInt(accounts, tx, account(from)) - amount);
+                        putInt(accounts, tx, account(to), getInt(accounts, tx, account(to)) + amount);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                    return null;
+                });
+                delta.addAndGet(from, -amount);
+                delta.addAndGet(to, amount);
+                committed.incrementAndGet();
+            } catch (Throwable e) {
+                failures.add(e);
+                return;
+            }
+        }
+    }
+
+    private static String account(int i) {
+        return String.format("acct%02d", i);
+    }
+}
