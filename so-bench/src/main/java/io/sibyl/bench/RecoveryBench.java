@@ -1,0 +1,268 @@
+package io.sibyl.bench;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.journal.JournalBootstrap;
+import io.sibyl.oracle.journal.JournalClients;
+import io.sibyl.oracle.journal.JournalRecovery;
+import io.sibyl.oracle.journal.JournalSettings;
+import io.sibyl.oracle.journal.LedgerRegistry;
+import io.sibyl.oracle.journal.RecoveredState;
+import io.sibyl.protocol.DecisionBlockReader;
+import io.sibyl.protocol.DecisionVisitor;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.LedgerEntry;
+import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.zookeeper.ZooKeeper;
+
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+
+/**
+ * The recovery benchmark's three steps, each meant to run in a process of its own (bin/so-recovery-bench):
+ * <ul>
+ *   <li>{@code write --oracle HOST:PORT --transactions N [--window W] [--write-set K]}: drives a running oracle (on the
+ *       BookKeeper journal) with so-bench's closed loop until N transactions have an outcome, so the journal holds
+ *       what a real oracle writes under load;</li>
+ *   <li>{@code recover --zk HOST:PORT --znode PATH}: times {@link JournalRecovery#recover} (fencing the registry and
+ *       the ledgers, replay to a {@link RecoveredState}), then counts the journal's transactions in an untimed
+ *       second read;</li>
+ *   <li>{@code serve --zk HOST:PORT --znode PATH}: times recovery to a serving oracle (recover, open the journal,
+ *       start the server with its first block durable) and to the first commit a client gets from it.</li>
+ * </ul>
+ * Every step ends with {@link System#exit}: bookie and ZooKeeper clients leave non-daemon threads.
+ */
+public final class RecoveryBench {
+    static {
+        // Only this benchmark's own lines and warnings.
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.bookkeeper", "warn");
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "warn");
+        System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
+        System.setProperty("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
+    }
+
+    private RecoveryBench() {
+    }
+
+    public static void main(String[] args) {
+        int code;
+        try {
+            code = run(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("so-recovery-bench: " + e.getMessage());
+            System.err.println("usage: RecoveryBench write --oracle HOST:PORT --transactions N [--window W]"
+                    + " [--write-set K] | recover --zk HOST:PORT --znode PATH | serve --zk HOST:PORT --znode PATH");
+            code = 2;
+        } catch (Throwable t) {
+            System.err.println("so-recovery-bench: failed: " + t);
+            t.printStackTrace();
+            code = 1;
+        }
+        System.out.flush();
+        System.exit(code);
+    }
+
+    private static int run(String[] args) throws Exception {
+        if (args.length == 0) {
+            throw new IllegalArgumentException("no step given");
+        }
+        Properties flags = new Properties();
+        for (int i = 1; i < args.length; i++) {
+            String a = args[i];
+            if (!a.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument '" + a + "'");
+            }
+            int eq = a.indexOf('=');
+            if (eq > 0) {
+                flags.setProperty(a.substring(2, eq), a.substring(eq + 1));
+            } else if (i + 1 < args.length) {
+                flags.setProperty(a.substring(2), args[++i]);
+            } else {
+                throw new IllegalArgumentException(a + " needs a value");
+            }
+        }
+        return switch (args[0]) {
+            case "write" -> write(flags);
+            case "recover" -> recover(flags);
+            case "serve" -> serve(flags);
+            default -> throw new IllegalArgumentException("unknown step '" + args[0] + "'");
+        };
+    }
+
+    private static String required(Properties flags, String name) {
+        String v = flags.getProperty(name);
+        if (v == null || v.isBlank()) {
+            throw new IllegalArgumentException("--" + name + " is required");
+        }
+        return v;
+    }
+
+    private static int write(Properties flags) throws Exception {
+        long target = (long) Double.parseDouble(required(flags, "transactions"));
+        String oracle = required(flags, "oracle");
+        BenchOptions o = BenchOptions.parse(new String[] {"--oracle", oracle, "--window",
+                flags.getProperty("window", "1024"), "--write-set", flags.getProperty("write-set", "8")});
+        DefaultThreadFactory threads = new DefaultThreadFactory("recovery-bench-io", true);
+        EventLoopGroup group = Epoll.isAvailable() ? new EpollEventLoopGroup(1, threads)
+                : new NioEventLoopGroup(1, threads);
+        OracleClient client = OracleClient.connect(o.oracleHost, o.oraclePort, group);
+        LoadDriver driver = new LoadDriver(o, new OracleClient[] {client}, new EventLoopGroup[] {group});
+        long t0 = System.nanoTime();
+        driver.start();
+        Metrics.Counts c;
+        long nextReport = t0 + 5_000_000_000L;
+        while (true) {
+            c = driver.metrics().snapshot();
+            long done = c.committed() + c.aborted();
+            if (done >= target || driver.lostConnections() > 0) {
+                break;
+            }
+            if (System.nanoTime() > nextReport) {
+                System.out.printf(Locale.ROOT, "  %d of %d transactions%n", done, target);
+                nextReport += 5_000_000_000L;
+            }
+            Thread.sleep(2);
+        }
+        driver.stop();
+        Thread.sleep(200); // let the replies in flight arrive, so the counts below include them
+        c = driver.metrics().snapshot();
+        double secs = (System.nanoTime() - t0) / 1e9;
+        System.out.printf(Locale.ROOT, "WRITTEN transactions=%d committed=%d aborted=%d secs=%.1f txn_per_s=%.0f"
+                        + " window=%d write_set=%d errors=%d%n", c.committed() + c.aborted(), c.committed(),
+                c.aborted(), secs, (c.committed() + c.aborted()) / secs, o.window, o.writeSet, c.errors());
+        return driver.lostConnections() > 0 ? 1 : 0;
+    }
+
+    private static JournalSettings settings(Properties flags) {
+        Properties p = new Properties();
+        p.setProperty("journal.zk.connect", required(flags, "zk"));
+        p.setProperty("journal.ledgers.znode", required(flags, "znode"));
+        return JournalSettings.fromProperties(p);
+    }
+
+    /** Milliseconds from JVM start (as the OS saw it) to now. */
+    private static long sinceJvmStart() {
+        return System.currentTimeMillis() - ManagementFactory.getRuntimeMXBean().getStartTime();
+    }
+
+    private static int recover(Properties flags) throws Exception {
+        JournalSettings s = settings(flags);
+        long jvmToMain = sinceJvmStart();
+        long t0 = System.nanoTime();
+        ZooKeeper zk = JournalClients.connectZooKeeper(s);
+        BookKeeper bk = JournalClients.newBookKeeper(s);
+        long t1 = System.nanoTime();
+        RecoveredState r = JournalRecovery.recover(bk, new LedgerRegistry(zk, s.ledgersZnode()), s,
+                JournalClients.ownerName());
+        long t2 = System.nanoTime();
+        Count count = count(bk, r.registry().ledgers(), s);
+        RecoveredState.Stats st = r.stats();
+        double connectMs = (t1 - t0) / 1e6;
+        double recoverMs = (t2 - t1) / 1e6;
+        long txns = count.commits + count.aborts;
+        System.out.printf(Locale.ROOT, "recovered: epoch %d, last timestamp %d, T_max %d, %d commits above T_max,"
+                        + " %d aborted, %d aborted ranges%n", r.epoch(), r.lastTimestamp(), r.tMax(), r.commitCount(),
+                r.aborted().length, r.abortedRanges().size());
+        System.out.printf(Locale.ROOT, "RECOVER ledgers=%d entries=%d blocks=%d records=%d bytes=%d transactions=%d"
+                        + " commits=%d aborts=%d jvm_to_main_ms=%d connect_ms=%.0f recover_ms=%.0f"
+                        + " ms_per_million_txn=%.0f bytes_per_txn=%.1f%n", st.ledgers(), st.entries(), st.blocks(),
+                st.records(), st.bytes(), txns, count.commits, count.aborts, jvmToMain, connectMs, recoverMs,
+                txns == 0 ? Double.NaN : recoverMs * 1e6 / txns, txns == 0 ? Double.NaN : (double) st.bytes() / txns);
+        return 0;
+    }
+
+    private static int serve(Properties flags) throws Exception {
+        JournalSettings s = settings(flags);
+        long jvmToMain = sinceJvmStart();
+        Properties p = new Properties();
+        p.setProperty("host", "127.0.0.1");
+        p.setProperty("port", "0");
+        p.setProperty("journal", "bookkeeper");
+        p.setProperty("journal.zk.connect", s.zkConnect());
+        p.setProperty("journal.ledgers.znode", s.ledgersZnode());
+        OracleConfig config = OracleConfig.fromProperties(p);
+        long t0 = System.nanoTime();
+        JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(config.journalSettings(),
+                JournalClients.ownerName(), (reason, cause) -> {
+                    System.err.println("so-recovery-bench: journal failed: " + reason);
+                    System.exit(1);
+                });
+        long t1 = System.nanoTime();
+        RecoveredState r = started.recovered();
+        OracleServer server = OracleServer.start(config, started.journal(), r.newOracleState(config));
+        long t2 = System.nanoTime();
+        OracleClient client = OracleClient.connect("127.0.0.1", server.port());
+        long start = client.begin().get();
+        long commit = client.commit(start, new long[] {1, 2, 3, 4, 5, 6, 7, 8}).get();
+        long t3 = System.nanoTime();
+        RecoveredState.Stats st = r.stats();
+        System.out.printf(Locale.ROOT, "first transaction on the recovered oracle: start %d, commit %d (last timestamp"
+                + " of the journal %d)%n", start, commit, r.lastTimestamp());
+        System.out.printf(Locale.ROOT, "SERVE entries=%d records=%d bytes=%d commits_above_tmax=%d"
+                        + " jvm_to_main_ms=%d recover_and_open_ms=%.0f recovery_stats_ms=%d start_server_ms=%.0f"
+                        + " first_commit_ms=%.0f total_ms=%.0f jvm_start_to_first_commit_ms=%.0f%n", st.entries(),
+                st.records(), st.bytes(), r.commitCount(), jvmToMain, (t1 - t0) / 1e6, st.millis(),
+                (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t3 - t0) / 1e6, jvmToMain + (t3 - t0) / 1e6);
+        if (start <= r.lastTimestamp()) {
+            System.err.println("so-recovery-bench: the recovered oracle handed out a timestamp at or below the"
+                    + " journal's last one");
+            return 1;
+        }
+        // Exit without closing: the next step finds the journal as a crash leaves it (last ledger not closed).
+        return 0;
+    }
+
+    /** Commit and abort records in the journal (a second, untimed read of the ledgers recovery closed). */
+    private static Count count(BookKeeper bk, List<Long> ledgers, JournalSettings s) throws Exception {
+        Count c = new Count();
+        byte[] password = s.password().getBytes(StandardCharsets.UTF_8);
+        for (long id : ledgers) {
+            LedgerHandle lh = bk.openLedgerNoRecovery(id, BookKeeper.DigestType.CRC32C, password);
+            long last = lh.getLastAddConfirmed();
+            for (long first = 0; first <= last; first += 4096) {
+                Enumeration<LedgerEntry> e = lh.readEntries(first, Math.min(last, first + 4095));
+                while (e.hasMoreElements()) {
+                    DecisionBlockReader.readAll(Unpooled.wrappedBuffer(e.nextElement().getEntry()), c);
+                }
+            }
+            lh.close();
+        }
+        return c;
+    }
+
+    /** Counts the transactions with an outcome in the journal. */
+    private static final class Count implements DecisionVisitor {
+        long commits;
+        long aborts;
+
+        @Override
+        public void onCommit(long startTs, long commitTs) {
+            commits++;
+        }
+
+        @Override
+        public void onAbort(long startTs) {
+            aborts++;
+        }
+
+        @Override
+        public void onForget(long startTs) {
+        }
+
+        @Override
+        public void onTmax(long tMax) {
+        }
+    }
+
+}
