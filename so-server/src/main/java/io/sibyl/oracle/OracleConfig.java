@@ -1,5 +1,6 @@
 package io.sibyl.oracle;
 
+import io.sibyl.oracle.ha.HaSettings;
 import io.sibyl.oracle.journal.JournalSettings;
 
 import java.util.LinkedHashMap;
@@ -28,7 +29,8 @@ public record OracleConfig(
         long maxLagBytes,
         boolean inlineSequencer,
         JournalKind journal,
-        JournalSettings journalSettings) {
+        JournalSettings journalSettings,
+        HaSettings ha) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
     public enum JournalKind {
@@ -55,7 +57,8 @@ public record OracleConfig(
     /** Defaults sized for a production oracle: about 400 MB of heap for the conflict table and commit window. */
     public static OracleConfig defaults() {
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
-                1_000_000, 4096, 1000, 64L << 20, true, JournalKind.MEMORY, JournalSettings.defaults());
+                1_000_000, 4096, 1000, 64L << 20, true, JournalKind.MEMORY, JournalSettings.defaults(),
+                HaSettings.defaults());
     }
 
     public OracleConfig {
@@ -70,8 +73,12 @@ public record OracleConfig(
         require(maxBlockRecords >= 1, "max.block.records", maxBlockRecords);
         require(pushIntervalMillis >= 1, "push.interval.ms", pushIntervalMillis);
         require(maxLagBytes >= 1024, "max.lag.bytes", maxLagBytes);
-        if (journal == null || journalSettings == null) {
-            throw new IllegalArgumentException("journal and journal settings are required");
+        if (journal == null || journalSettings == null || ha == null) {
+            throw new IllegalArgumentException("journal, journal settings and HA settings are required");
+        }
+        if (ha.enabled() && journal != JournalKind.BOOKKEEPER) {
+            throw new IllegalArgumentException("ha=true needs journal=bookkeeper (a standby takes over the journal);"
+                    + " see docs/operations.md");
         }
     }
 
@@ -84,40 +91,47 @@ public record OracleConfig(
     public OracleConfig withPort(int newPort) {
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, inlineSequencer, journal, journalSettings);
+                pushIntervalMillis, maxLagBytes, inlineSequencer, journal, journalSettings, ha);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
     public OracleConfig withCapacities(int conflictRows, int recentCommits, int runningTransactions) {
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, inlineSequencer, journal, journalSettings);
+                maxLagBytes, inlineSequencer, journal, journalSettings, ha);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, inlineSequencer, journal, journalSettings);
+                pushIntervalMillis, maxLagBytes, inlineSequencer, journal, journalSettings, ha);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushMillis, lagBytes, inlineSequencer, journal, journalSettings);
+                pushMillis, lagBytes, inlineSequencer, journal, journalSettings, ha);
     }
 
     /** Copy with the given threading: I/O threads, and whether a single I/O thread runs the sequencer itself. */
     public OracleConfig withThreads(int threads, boolean inline) {
         return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, inline, journal, journalSettings);
+                maxLagBytes, inline, journal, journalSettings, ha);
+    }
+
+    /** Copy with the given high-availability settings. */
+    public OracleConfig withHa(HaSettings settings) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, inlineSequencer, journal, journalSettings, settings);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
     public OracleConfig withJournal(JournalKind kind, JournalSettings settings) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, inlineSequencer, kind, settings);
+                pushIntervalMillis, maxLagBytes, inlineSequencer, kind, settings, ha);
     }
 
     /**
@@ -150,7 +164,9 @@ public record OracleConfig(
                 longOf(p, "max.lag.bytes", d.maxLagBytes),
                 boolOf(p, "sequencer.inline", d.inlineSequencer),
                 journalKey == null ? d.journal : JournalKind.parse(journalKey),
-                journalSettings);
+                journalSettings,
+                new HaSettings(boolOf(p, "ha", d.ha.enabled()), p.getProperty("advertised.host", d.ha.advertisedHost()),
+                        longOf(p, "ha.tail.interval.ms", d.ha.tailIntervalMs())));
     }
 
     private static boolean boolOf(Properties p, String key, boolean dflt) {
@@ -202,6 +218,12 @@ public record OracleConfig(
         m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");
         m.put("journal", journal.key() + "  # memory (decisions lost on exit) or bookkeeper (journal.* settings,"
                 + " recovery at startup)");
+        m.put("ha", ha.enabled() + "  # join the leader election; stand by tailing the journal until elected"
+                + " (needs journal=bookkeeper)");
+        m.put("advertised.host", ha.advertisedHost() + "  # host clients are told in the leader znode; empty ="
+                + " host, or this machine's name when host is 0.0.0.0");
+        m.put("ha.tail.interval.ms", ha.tailIntervalMs() + "  # standby: pause between polls of the journal when"
+                + " it found nothing new");
         if (journal == JournalKind.BOOKKEEPER) {
             m.putAll(journalSettings.describe());
         }

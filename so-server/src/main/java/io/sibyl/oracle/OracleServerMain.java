@@ -1,10 +1,14 @@
 package io.sibyl.oracle;
 
+import io.sibyl.oracle.ha.LeaderAnnouncement;
+import io.sibyl.oracle.ha.OracleCandidate;
 import io.sibyl.oracle.journal.FatalErrorListener;
 import io.sibyl.oracle.journal.JournalBootstrap;
 import io.sibyl.oracle.journal.JournalClients;
 import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.oracle.journal.RecoveredState;
+import io.sibyl.protocol.LeaderRecord;
+import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,8 +17,10 @@ import java.io.PrintStream;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -49,10 +55,19 @@ public final class OracleServerMain {
         for (Map.Entry<String, String> e : config.describe().entrySet()) {
             System.out.println("  " + e.getKey() + " = " + e.getValue());
         }
+        List<AutoCloseable> closeAfterServer = new CopyOnWriteArrayList<>();
         OracleServer server;
         try {
-            server = config.journal() == OracleConfig.JournalKind.BOOKKEEPER ? startOnBookKeeper(config)
-                    : OracleServer.startInMemory(config);
+            if (config.ha().enabled()) {
+                server = standByThenLead(config, closeAfterServer);
+            } else if (config.journal() == OracleConfig.JournalKind.BOOKKEEPER) {
+                String owner = JournalClients.ownerName();
+                Serving serving = recoverAndServe(config, owner);
+                server = serving.server();
+                closeAfterServer.add(announce(config, server, serving.recovered().epoch(), owner));
+            } else {
+                server = OracleServer.startInMemory(config);
+            }
         } catch (Exception e) {
             LOG.error("so-server could not start", e);
             System.err.println("so-server: could not start: " + e);
@@ -66,11 +81,60 @@ public final class OracleServerMain {
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();
+            closeAll(closeAfterServer);
             stopped.countDown();
         }, "so-server-shutdown"));
         System.out.println("READY port=" + server.port());
         System.out.flush();
         stopped.await();
+    }
+
+    /**
+     * {@code ha=true}: joins the election and stands by (tailing the journal) until first in line, then takes over.
+     * Prints {@code STANDBY candidate=...} once in the election. SIGTERM while standing by leaves the election.
+     */
+    private static OracleServer standByThenLead(OracleConfig config, List<AutoCloseable> closeAfterServer)
+            throws IOException, InterruptedException {
+        OracleCandidate candidate = OracleCandidate.join(config, JournalClients.ownerName());
+        closeAfterServer.add(candidate);
+        Thread leaveOnExit = new Thread(candidate::close, "so-server-leave-election");
+        Runtime.getRuntime().addShutdownHook(leaveOnExit);
+        System.out.println("STANDBY owner=" + candidate.owner());
+        System.out.flush();
+        OracleServer server = candidate.lead();
+        Runtime.getRuntime().removeShutdownHook(leaveOnExit);
+        System.out.println(candidate.summary());
+        return server;
+    }
+
+    /**
+     * Announces a non-HA oracle in the leader znode with a ZooKeeper session of its own, closed after the server
+     * (the znode goes with it; on a fatal error at once).
+     */
+    private static AutoCloseable announce(OracleConfig config, OracleServer server, long epoch, String owner)
+            throws Exception {
+        JournalSettings js = config.journalSettings();
+        ZooKeeper zk = JournalClients.connectZooKeeper(js);
+        try {
+            LeaderRecord record = new LeaderRecord(epoch, config.ha().hostToAdvertise(config.host()),
+                    server.port(), owner);
+            LeaderAnnouncement.publish(zk, js.leaderZnode(), record, server);
+        } catch (Exception e) {
+            zk.close();
+            server.close();
+            throw e;
+        }
+        return zk::close;
+    }
+
+    private static void closeAll(List<AutoCloseable> resources) {
+        for (AutoCloseable c : resources) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                LOG.debug("closing {}: {}", c, e.toString());
+            }
+        }
     }
 
     private static void usage(PrintStream out) {
@@ -85,9 +149,17 @@ public final class OracleServerMain {
      * server exists ends the process at once; afterwards it goes through {@link OracleServer#fatalError}.
      */
     static OracleServer startOnBookKeeper(OracleConfig config) throws Exception {
+        return recoverAndServe(config, JournalClients.ownerName()).server();
+    }
+
+    /** A started oracle and the journal state it continues. */
+    record Serving(OracleServer server, RecoveredState recovered) {
+    }
+
+    /** As {@link #startOnBookKeeper(OracleConfig)}, naming this process {@code owner} in the registry. */
+    static Serving recoverAndServe(OracleConfig config, String owner) throws Exception {
         FatalRelay relay = new FatalRelay();
-        JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(config.journalSettings(),
-                JournalClients.ownerName(), relay);
+        JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(config.journalSettings(), owner, relay);
         RecoveredState r = started.recovered();
         String summary = describeRecovery(r);
         LOG.info("{}", summary);
@@ -103,7 +175,7 @@ public final class OracleServerMain {
         if (started.journal().isFailed()) {
             server.fatalError(started.journal().failure(), null); // failed while the server was starting
         }
-        return server;
+        return new Serving(server, r);
     }
 
     static String describeRecovery(RecoveredState r) {

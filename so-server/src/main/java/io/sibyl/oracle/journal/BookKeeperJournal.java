@@ -180,7 +180,7 @@ public final class BookKeeperJournal implements Journal {
     }
 
     /** Clients (or anything else) closed after the journal's ledgers, in the order given. */
-    void closeAfterwards(AutoCloseable... resources) {
+    public void closeAfterwards(AutoCloseable... resources) {
         synchronized (this) {
             owned.addAll(List.of(resources));
         }

@@ -1,16 +1,15 @@
 package io.sibyl.oracle.journal;
 
-import io.sibyl.protocol.ProtocolException;
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
-import org.apache.bookkeeper.client.LedgerEntry;
 import org.apache.bookkeeper.client.LedgerHandle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.Enumeration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Takes the journal over and rebuilds the oracle state from it (paper Section IV, "Recovery").
@@ -34,7 +33,6 @@ import java.util.Enumeration;
  */
 public final class JournalRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(JournalRecovery.class);
-    private static final int READ_BATCH = 1024;
 
     private JournalRecovery() {
     }
@@ -52,7 +50,7 @@ public final class JournalRecovery {
         byte[] password = settings.password().getBytes(StandardCharsets.UTF_8);
         JournalReplay replay = new JournalReplay();
         for (long ledgerId : fenced.ledgers()) {
-            replayLedger(bk, ledgerId, password, replay);
+            replayLedger(bk, ledgerId, 0, password, replay);
         }
         long millis = (System.nanoTime() - started) / 1_000_000;
         RecoveredState state = replay.result(fenced, replay.stats(fenced.ledgers().size(), millis));
@@ -60,7 +58,45 @@ public final class JournalRecovery {
         return state;
     }
 
-    private static void replayLedger(BookKeeper bk, long ledgerId, byte[] password, JournalReplay replay)
+    /**
+     * Takes the journal over from the position a hot standby reached ({@link JournalTailer#stop()} first): fences the
+     * registry, then opens with recovery (fencing) only the ledgers the standby has not read to their end, and replays
+     * what it had not read yet into the standby's replay. The state is the same as {@link #recover} would rebuild;
+     * the stats count only what this takeover read.
+     */
+    public static RecoveredState takeOver(BookKeeper bk, LedgerRegistry registry, JournalSettings settings,
+                                          String owner, JournalTailer standby)
+            throws IOException, InterruptedException {
+        long started = System.nanoTime();
+        JournalTailer.Position at = standby.position();
+        JournalReplay replay = standby.replay();
+        RecoveredState.Stats before = replay.stats(0, 0);
+        LedgerRegistry.Snapshot fenced = registry.fence(owner);
+        List<Long> ledgers = fenced.ledgers();
+        if (ledgers.size() < at.finished().size() || !ledgers.subList(0, at.finished().size()).equals(at.finished())) {
+            throw new IOException("ledger registry " + registry.path() + " lists " + ledgers + ", which does not"
+                    + " start with the ledgers this standby read to their end, " + at.finished());
+        }
+        byte[] password = settings.password().getBytes(StandardCharsets.UTF_8);
+        List<Long> opened = new ArrayList<>();
+        for (int i = at.finished().size(); i < ledgers.size(); i++) {
+            long first = i == at.finished().size() && ledgers.get(i) == at.current() ? at.nextEntry() : 0;
+            replayLedger(bk, ledgers.get(i), first, password, replay);
+            opened.add(ledgers.get(i));
+        }
+        long millis = (System.nanoTime() - started) / 1_000_000;
+        RecoveredState.Stats all = replay.stats(ledgers.size(), millis);
+        RecoveredState.Stats tail = new RecoveredState.Stats(opened.size(), all.entries() - before.entries(),
+                all.blocks() - before.blocks(), all.records() - before.records(), all.bytes() - before.bytes(), millis);
+        RecoveredState state = replay.result(fenced, tail);
+        LOG.info("journal taken over by a standby at epoch {}: fenced and read the tail of ledgers {} from entry {} of"
+                + " ledger {} ({} entries, {} records, {} bytes) in {} ms; {} entries were replayed while standing by",
+                fenced.epoch(), opened, at.nextEntry(), at.current(), tail.entries(), tail.records(), tail.bytes(),
+                millis, before.entries());
+        return state;
+    }
+
+    private static void replayLedger(BookKeeper bk, long ledgerId, long first, byte[] password, JournalReplay replay)
             throws IOException, InterruptedException {
         LedgerHandle lh;
         try {
@@ -74,22 +110,8 @@ public final class JournalRecovery {
         }
         try {
             long last = lh.getLastAddConfirmed();
-            for (long first = 0; first <= last; first += READ_BATCH) {
-                long to = Math.min(last, first + READ_BATCH - 1);
-                Enumeration<LedgerEntry> entries = lh.readEntries(first, to);
-                while (entries.hasMoreElements()) {
-                    LedgerEntry entry = entries.nextElement();
-                    try {
-                        replay.entry(entry.getEntry());
-                    } catch (ProtocolException e) {
-                        throw new IOException("journal ledger " + ledgerId + " entry " + entry.getEntryId()
-                                + " is not a sequence of decision blocks: " + e.getMessage(), e);
-                    }
-                }
-            }
-            LOG.info("journal ledger {}: {} entries replayed", ledgerId, last + 1);
-        } catch (BKException e) {
-            throw new IOException("reading journal ledger " + ledgerId + ": " + e.getMessage(), e);
+            LedgerReading.replay(lh, first, last, replay);
+            LOG.info("journal ledger {}: entries {}..{} replayed", ledgerId, first, last);
         } finally {
             try {
                 lh.close();

@@ -24,6 +24,8 @@ import java.util.Properties;
  * @param ledgerMaxEntries      ... or this many entries
  * @param writeRetryMs          after a write failure, how long new ledgers are tried before the error is fatal
  * @param password              BookKeeper ledger password (all oracles of one deployment must agree)
+ * @param leaderZnode           ephemeral znode the serving oracle announces itself in ({@code LeaderRecord})
+ * @param electionZnode         parent of the candidates' ephemeral sequential znodes ({@code so-server --ha=true})
  */
 public record JournalSettings(
         String zkConnect,
@@ -41,21 +43,23 @@ public record JournalSettings(
         long ledgerMaxBytes,
         long ledgerMaxEntries,
         long writeRetryMs,
-        String password) {
+        String password,
+        String leaderZnode,
+        String electionZnode) {
 
     /** Prefix of every journal key. */
     public static final String PREFIX = "journal.";
 
     public static JournalSettings defaults() {
         return new JournalSettings("127.0.0.1:2181", 10_000, "", "/sibyl/oracle/ledgers", 3, 2, 2,
-                64 * 1024, 1000, true, 32, 64L << 20, 256L << 20, 1_000_000, 10_000, "sibyl");
+                64 * 1024, 1000, true, 32, 64L << 20, 256L << 20, 1_000_000, 10_000, "sibyl", "/sibyl/oracle/leader",
+                "/sibyl/oracle/election");
     }
 
     public JournalSettings {
         require(!zkConnect.isBlank(), "journal.zk.connect", zkConnect);
         require(zkSessionTimeoutMs >= 1000, "journal.zk.session.timeout.ms", zkSessionTimeoutMs);
-        require(ledgersZnode.startsWith("/") && !ledgersZnode.endsWith("/") && ledgersZnode.length() > 1,
-                "journal.ledgers.znode", ledgersZnode);
+        require(isZnodePath(ledgersZnode), "journal.ledgers.znode", ledgersZnode);
         require(ackQuorum >= 1, "journal.ack.quorum", ackQuorum);
         require(writeQuorum >= ackQuorum, "journal.write.quorum (must be >= journal.ack.quorum)", writeQuorum);
         require(ensembleSize >= writeQuorum, "journal.ensemble.size (must be >= journal.write.quorum)",
@@ -70,6 +74,14 @@ public record JournalSettings(
         require(ledgerMaxEntries >= 1, "journal.ledger.max.entries", ledgerMaxEntries);
         require(writeRetryMs >= 0, "journal.write.retry.ms", writeRetryMs);
         require(!password.isEmpty(), "journal.password", password);
+        require(isZnodePath(leaderZnode), "journal.leader.znode", leaderZnode);
+        require(isZnodePath(electionZnode) && !electionZnode.equals(leaderZnode)
+                && !leaderZnode.startsWith(electionZnode + "/"), "journal.election.znode (a path of its own)",
+                electionZnode);
+    }
+
+    private static boolean isZnodePath(String path) {
+        return path.startsWith("/") && !path.endsWith("/") && path.length() > 1 && !path.contains("//");
     }
 
     private static void require(boolean ok, String key, Object value) {
@@ -89,37 +101,45 @@ public record JournalSettings(
     public JournalSettings withZooKeeper(String connect, String metadataUri) {
         return new JournalSettings(connect, zkSessionTimeoutMs, metadataUri, ledgersZnode, ensembleSize, writeQuorum,
                 ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password);
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode);
     }
 
     public JournalSettings withLedgersZnode(String znode) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, znode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password);
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode,
+                electionZnode);
     }
 
     public JournalSettings withQuorums(int ensemble, int write, int ack) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensemble, write,
                 ack, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password);
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode);
     }
 
     public JournalSettings withGroupCommit(int maxBytes, long maxDelayMicros, boolean whenIdle, int addsInFlight) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, maxBytes, maxDelayMicros, whenIdle, addsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password);
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode);
     }
 
     public JournalSettings withRollover(long maxBytes, long maxEntries) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, maxBytes, maxEntries, writeRetryMs, password);
+                maxPendingBytes, maxBytes, maxEntries, writeRetryMs, password, leaderZnode, electionZnode);
+    }
+
+    /** Copy with the leader znode and the election parent znode (docs/operations.md, "High availability"). */
+    public JournalSettings withLeaderZnodes(String leader, String election) {
+        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
+                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leader, election);
     }
 
     public JournalSettings withWriteRetryMs(long millis) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, millis, password);
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, millis, password, leaderZnode, electionZnode);
     }
 
     /**
@@ -151,7 +171,9 @@ public record JournalSettings(
                 longOf(p, "journal.ledger.max.bytes", d.ledgerMaxBytes),
                 longOf(p, "journal.ledger.max.entries", d.ledgerMaxEntries),
                 longOf(p, "journal.write.retry.ms", d.writeRetryMs),
-                p.getProperty("journal.password", d.password));
+                p.getProperty("journal.password", d.password),
+                p.getProperty("journal.leader.znode", d.leaderZnode).trim(),
+                p.getProperty("journal.election.znode", d.electionZnode).trim());
     }
 
     private static int intOf(Properties p, String key, int dflt) {
@@ -209,6 +231,8 @@ public record JournalSettings(
         m.put("journal.write.retry.ms", writeRetryMs
                 + "  # after a write failure, keep trying new ledgers this long before giving up (fatal)");
         m.put("journal.password", "*****  # BookKeeper ledger password (same on every oracle)");
+        m.put("journal.leader.znode", leaderZnode + "  # ephemeral znode where the serving oracle announces itself");
+        m.put("journal.election.znode", electionZnode + "  # parent of the HA candidates' znodes (ha=true)");
         return m;
     }
 }

@@ -124,7 +124,18 @@ class JournalReplayTest {
         assertEquals("zk+null://127.0.0.1:2181/ledgers", s.effectiveMetadataServiceUri());
         assertEquals("zk+null://a:1;b:2/ledgers",
                 s.withZooKeeper("a:1,b:2", "").effectiveMetadataServiceUri());
-        assertEquals(16, s.describe().size());
+        assertEquals(18, s.describe().size());
+        assertEquals("/sibyl/oracle/leader", s.leaderZnode());
+        assertEquals("/sibyl/oracle/election", s.electionZnode());
+        Properties leader = new Properties();
+        leader.setProperty("journal.leader.znode", "/a/leader");
+        leader.setProperty("journal.election.znode", "/a/election");
+        assertEquals("/a/leader", JournalSettings.fromProperties(leader).leaderZnode());
+        leader.setProperty("journal.leader.znode", "/a/election/x");
+        assertThrows(IllegalArgumentException.class, () -> JournalSettings.fromProperties(leader),
+                "the leader znode cannot sit among the candidates");
+        leader.setProperty("journal.leader.znode", "relative");
+        assertThrows(IllegalArgumentException.class, () -> JournalSettings.fromProperties(leader));
         Properties bad = new Properties();
         bad.setProperty("journal.ensemble.sise", "3");
         assertThrows(IllegalArgumentException.class, () -> JournalSettings.fromProperties(bad));

@@ -1,0 +1,340 @@
+package io.sibyl.oracle.ha;
+
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.OracleState;
+import io.sibyl.oracle.journal.BookKeeperJournal;
+import io.sibyl.oracle.journal.FatalErrorListener;
+import io.sibyl.oracle.journal.JournalClients;
+import io.sibyl.oracle.journal.JournalRecovery;
+import io.sibyl.oracle.journal.JournalSettings;
+import io.sibyl.oracle.journal.JournalTailer;
+import io.sibyl.oracle.journal.LedgerRegistry;
+import io.sibyl.oracle.journal.RecoveredState;
+import io.sibyl.protocol.LeaderRecord;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One oracle process in the leader election ({@code so-server --ha=true}): it joins the election, stands by as a
+ * hot standby (tailing the journal) until it is first in line, then takes the journal over, serves and announces
+ * itself in the leader znode.
+ *
+ * <p><b>Safety does not rest on the election.</b> Two candidates may both believe they lead for a moment (a standby
+ * suspecting a live leader, a paused process); the takeover is {@link JournalRecovery#takeOver}: the registry epoch
+ * compare-and-set, then every unfinished ledger opened with recovery (BookKeeper fencing). A deposed leader's next
+ * journal write fails, so it answers nothing that depends on it, and stops through
+ * {@link OracleServer#fatalError}. The election only decides who tries, so that standbys do not fence each other
+ * in turn: only the first standby acts on a dead leader.
+ *
+ * <p><b>Liveness.</b> The first standby holds an idle TCP connection to the leader it follows (the one whose owner
+ * name is both first in the election and in the leader znode). A kill -9 closes that connection at once; the standby
+ * then deletes the dead leader's candidate znode (any client may delete another session's ephemeral znode) instead
+ * of waiting out its ZooKeeper session, and takes over. A leader that is merely frozen keeps its connection; it is
+ * replaced when its session expires ({@code journal.zk.session.timeout.ms}).
+ *
+ * <p>One ZooKeeper session serves the candidate znode, the journal's registry and the leader znode: losing it ends
+ * all three together.
+ */
+public final class OracleCandidate implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(OracleCandidate.class);
+    private static final long RECHECK_MS = 200;
+
+    private final OracleConfig config;
+    private final JournalSettings js;
+    private final String owner;
+    private final ZooKeeper zk;
+    private final BookKeeper bk;
+    private final LedgerRegistry registry;
+    private final JournalTailer tailer;
+    private final String myPath;
+    private final String myName;
+    private final Semaphore wake = new Semaphore(0);
+    private final Watcher wakeUp = e -> wake.release();
+    private volatile String lostLeader;
+    private LeaderConnectionWatch leaderWatch;
+    private volatile boolean handedOver;
+    private volatile boolean closed;
+    private String summary = "";
+
+    private OracleCandidate(OracleConfig config, String owner, ZooKeeper zk, BookKeeper bk, String myPath) {
+        this.config = config;
+        this.js = config.journalSettings();
+        this.owner = owner;
+        this.zk = zk;
+        this.bk = bk;
+        this.registry = new LedgerRegistry(zk, js.ledgersZnode());
+        this.tailer = new JournalTailer(bk, registry, js);
+        this.myPath = myPath;
+        this.myName = myPath.substring(myPath.lastIndexOf('/') + 1);
+    }
+
+    /** Connects to ZooKeeper and BookKeeper and joins the election as {@code owner} (see JournalClients#ownerName). */
+    public static OracleCandidate join(OracleConfig config, String owner) throws IOException, InterruptedException {
+        JournalSettings js = config.journalSettings();
+        ZooKeeper zk = JournalClients.connectZooKeeper(js);
+        BookKeeper bk = null;
+        try {
+            bk = JournalClients.newBookKeeper(js);
+            String prefix = js.electionZnode() + "/" + ElectionOrder.PREFIX;
+            ZnodePaths.createParents(zk, prefix);
+            String path = zk.create(prefix, owner.getBytes(StandardCharsets.UTF_8), ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                    CreateMode.EPHEMERAL_SEQUENTIAL);
+            LOG.info("joined the oracle election as {} ({})", path, owner);
+            return new OracleCandidate(config, owner, zk, bk, path);
+        } catch (KeeperException e) {
+            closeQuietly(bk, zk);
+            throw new IOException("cannot join the oracle election under " + js.electionZnode() + ": "
+                    + e.getMessage(), e);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            closeQuietly(bk, zk);
+            throw e;
+        }
+    }
+
+    /**
+     * Stands by until this candidate is first in line, then takes the journal over and returns the serving oracle,
+     * announced in the leader znode. Throws if the standby's ZooKeeper session is lost or the takeover fails.
+     */
+    public OracleServer lead() throws IOException, InterruptedException {
+        tailer.start(config.ha().tailIntervalMs());
+        standBy();
+        return takeOver();
+    }
+
+    private void standBy() throws IOException, InterruptedException {
+        int lastPosition = -2;
+        while (true) {
+            if (closed || !zk.getState().isAlive()) {
+                throw new IOException("the ZooKeeper session ended while standing by");
+            }
+            ElectionOrder order;
+            String predecessor;
+            try {
+                order = ElectionOrder.of(zk.getChildren(js.electionZnode(), wakeUp));
+                int position = order.position(myName);
+                if (position < 0) {
+                    throw new IOException("this candidate's znode " + myPath + " is gone (session lost?)");
+                }
+                if (position != lastPosition) {
+                    LOG.info("election order {}: this candidate is {}", order.candidates(),
+                            position == 0 ? "first: taking over" : position == 1 ? "the first standby"
+                                    : "standby number " + position);
+                    lastPosition = position;
+                }
+                if (position == 0) {
+                    return;
+                }
+                predecessor = order.predecessor(myName);
+                if (position == 1) {
+                    String leaderPath = js.electionZnode() + "/" + predecessor;
+                    if (predecessor.equals(lostLeader)) {
+                        LOG.warn("standby: deposing {} (its connection dropped) instead of waiting for its session"
+                                + " to expire", predecessor);
+                        deleteQuietly(leaderPath);
+                        continue;
+                    }
+                    watchLeader(predecessor, new String(zk.getData(leaderPath, wakeUp, null), StandardCharsets.UTF_8));
+                } else {
+                    stopWatchingLeader();
+                }
+            } catch (KeeperException.NoNodeException e) {
+                continue; // the predecessor went meanwhile: look again
+            } catch (KeeperException e) {
+                LOG.warn("standby: reading the election: {}", e.getMessage());
+            }
+            wake.tryAcquire(RECHECK_MS, TimeUnit.MILLISECONDS);
+            wake.drainPermits();
+        }
+    }
+
+    /** Holds a connection to the leader if the leader znode names {@code candidate}'s owner. */
+    private void watchLeader(String candidate, String candidateOwner) throws KeeperException, InterruptedException {
+        LeaderRecord leader;
+        try {
+            leader = LeaderZnode.decodeOrNull(zk.getData(js.leaderZnode(), wakeUp, null));
+        } catch (KeeperException.NoNodeException e) {
+            zk.exists(js.leaderZnode(), wakeUp);
+            leader = null;
+        }
+        if (leader == null || !leader.owner().equals(candidateOwner)) {
+            stopWatchingLeader(); // no leader yet, or a stale record: the candidate is still taking over
+            return;
+        }
+        if (leaderWatch != null && leaderWatch.watches(leader.host(), leader.port())) {
+            return;
+        }
+        stopWatchingLeader();
+        leaderWatch = new LeaderConnectionWatch(leader.host(), leader.port(), () -> {
+            lostLeader = candidate;
+            wake.release();
+        });
+    }
+
+    private void stopWatchingLeader() {
+        if (leaderWatch != null) {
+            leaderWatch.close();
+            leaderWatch = null;
+        }
+    }
+
+    private OracleServer takeOver() throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        stopWatchingLeader();
+        RecoveredState r;
+        boolean tailed = true;
+        try {
+            tailer.stop();
+        } catch (IOException e) {
+            tailed = false;
+            LOG.warn("standby: the journal tail had failed ({}); recovering from the start", e.getMessage());
+        }
+        long standingBy = tailer.entries();
+        r = tailed ? JournalRecovery.takeOver(bk, registry, js, owner, tailer)
+                : JournalRecovery.recover(bk, registry, js, owner);
+        long t1 = System.nanoTime();
+        Relay relay = new Relay();
+        BookKeeperJournal journal = BookKeeperJournal.open(bk, registry, r.registry(), js, relay);
+        handedOver = true;
+        journal.closeAfterwards(bk::close, zk::close);
+        OracleServer server;
+        try {
+            OracleState state = r.newOracleState(config);
+            server = OracleServer.start(config, journal, state);
+        } catch (Exception | Error e) {
+            journal.close();
+            throw e;
+        }
+        relay.server = server;
+        if (journal.isFailed()) {
+            server.fatalError(journal.failure(), null);
+        }
+        long t2 = System.nanoTime();
+        LeaderRecord record = new LeaderRecord(r.epoch(), config.ha().hostToAdvertise(config.host()), server.port(),
+                owner);
+        LeaderAnnouncement.publish(zk, js.leaderZnode(), record, server);
+        watchOwnCandidate(server);
+        long t3 = System.nanoTime();
+        RecoveredState.Stats s = r.stats();
+        summary = "took over as leader: epoch " + r.epoch() + ", address " + record.address() + "; replayed "
+                + standingBy + " entries while standing by, then fenced and read " + s.entries() + " entries ("
+                + s.records() + " records, " + s.bytes() + " bytes) of ledgers " + r.registry().ledgers()
+                + "; last timestamp " + r.lastTimestamp() + ", T_max " + r.tMax() + ", in doubt "
+                + (r.inDoubtRange() == null ? "none" : r.inDoubtRange()) + "; takeover took " + ms(t3 - t0)
+                + " ms (fence + tail " + ms(t1 - t0) + " ms, new journal + state + first block " + ms(t2 - t1)
+                + " ms, leader znode " + ms(t3 - t2) + " ms)";
+        LOG.info("{}", summary);
+        return server;
+    }
+
+    /** A standby that deletes this candidate's znode has judged this leader dead: stop before it fences us. */
+    private void watchOwnCandidate(OracleServer server) {
+        Watcher w = new Watcher() {
+            @Override
+            public void process(WatchedEvent e) {
+                if (e.getType() == Event.EventType.NodeDeleted) {
+                    server.fatalError("deposed: this oracle's election znode " + myPath + " was deleted (a standby"
+                            + " judged it dead and is taking over)", null);
+                } else if (e.getType() != Event.EventType.None) {
+                    rearm(this);
+                }
+            }
+
+            private void rearm(Watcher self) {
+                try {
+                    if (zk.exists(myPath, self) == null) {
+                        server.fatalError("deposed: this oracle's election znode " + myPath + " is gone", null);
+                    }
+                } catch (KeeperException | InterruptedException ex) {
+                    LOG.warn("watching {}: {}", myPath, ex.toString());
+                }
+            }
+        };
+        try {
+            if (zk.exists(myPath, w) == null) {
+                server.fatalError("deposed: this oracle's election znode " + myPath + " is gone", null);
+            }
+        } catch (KeeperException | InterruptedException e) {
+            server.fatalError("cannot watch this oracle's election znode " + myPath + ": " + e, e);
+        }
+    }
+
+    /** This process's name in the election, the registry and the leader znode. */
+    public String owner() {
+        return owner;
+    }
+
+    /** What the takeover did and how long it took (empty before it happened). */
+    public String summary() {
+        return summary;
+    }
+
+    private static long ms(long nanos) {
+        return nanos / 1_000_000;
+    }
+
+    private void deleteQuietly(String path) throws InterruptedException {
+        try {
+            zk.delete(path, -1);
+        } catch (KeeperException e) {
+            LOG.debug("deleting {}: {}", path, e.getMessage());
+        }
+    }
+
+    /**
+     * Leaves the election (a standby's znode goes with its session). After a takeover the clients belong to the
+     * journal, which closes them when the server closes.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        wake.release();
+        stopWatchingLeader();
+        if (!handedOver) {
+            closeQuietly(bk, zk);
+        }
+    }
+
+    private static void closeQuietly(BookKeeper bk, ZooKeeper zk) {
+        try {
+            if (bk != null) {
+                bk.close();
+            }
+        } catch (Exception e) {
+            LOG.debug("closing BookKeeper client: {}", e.toString());
+        }
+        try {
+            zk.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The journal's fatal-error listener: the server's fatal path once it exists. */
+    private static final class Relay implements FatalErrorListener {
+        volatile OracleServer server;
+
+        @Override
+        public void onFatalError(String reason, Throwable cause) {
+            OracleServer s = server;
+            if (s != null) {
+                s.fatalError(reason, cause);
+            } else {
+                // the journal also reports it through isFailed(), checked once the server exists
+                LOG.error("journal failed while taking over: {}", reason, cause);
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+package io.sibyl.oracle.journal;
+
+import org.apache.bookkeeper.client.BKException;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.LedgerHandle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A hot standby's reader of the journal: follows the registered ledgers as the leader writes them, without fencing
+ * ({@code openLedgerNoRecovery}, then the last-add-confirmed the bookies report), and replays each entry into a
+ * {@link JournalReplay} as it appears. At takeover {@link JournalRecovery#takeOver} then only fences and reads what
+ * lies past {@link #position()}.
+ *
+ * <p>Ledgers are read strictly in registry order, and a ledger is left only once it is closed and read to its last
+ * entry: replay order must be journal order (ABORT/FORGET of one timestamp, the rewritten suffix after a write
+ * failure). Entries up to the last-add-confirmed reached an ack quorum, and recovery never closes a ledger below it,
+ * so what the standby replayed is a prefix of what any recovery reads. The newest entry of an open ledger is not
+ * visible until the next one confirms it; the takeover reads it.
+ *
+ * <p>Not thread-safe: {@link #start} runs {@link #poll} on its own thread; {@link #stop} ends it, after which the
+ * caller owns the replay and the position.
+ */
+public final class JournalTailer {
+    private static final Logger LOG = LoggerFactory.getLogger(JournalTailer.class);
+    /** How long an open ledger that is not the newest may show no progress before its metadata is read again. */
+    private static final long REOPEN_STALLED_NANOS = 500_000_000L;
+
+    /**
+     * Where the standby is: {@code finished} ledgers were read to their end (closed), {@code current} (or -1) is
+     * being read and {@code nextEntry} is its first entry not replayed yet.
+     */
+    public record Position(List<Long> finished, long current, long nextEntry) {
+        public Position {
+            finished = List.copyOf(finished);
+        }
+    }
+
+    private final BookKeeper bk;
+    private final LedgerRegistry registry;
+    private final byte[] password;
+    private final JournalReplay replay = new JournalReplay();
+    private final List<Long> finished = new ArrayList<>();
+    private LedgerHandle handle;
+    private long currentId = -1;
+    private long nextEntry;
+    private long lastProgressNanos = System.nanoTime();
+    private long epochSeen;
+    private Thread thread;
+    private volatile boolean stopping;
+    private volatile IOException failure;
+
+    public JournalTailer(BookKeeper bk, LedgerRegistry registry, JournalSettings settings) {
+        this.bk = bk;
+        this.registry = registry;
+        this.password = settings.password().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Reads every entry that became visible since the last call. Returns the number of entries replayed.
+     *
+     * @throws IOException if the journal cannot be read as a journal (a registered ledger is missing, an entry is not
+     *                     a sequence of decision blocks); transient BookKeeper or ZooKeeper errors only delay it
+     */
+    public int poll() throws IOException, InterruptedException {
+        LedgerRegistry.Snapshot snap = registry.read();
+        if (snap.epoch() != epochSeen) {
+            LOG.info("standby: the journal is at epoch {} of {}, ledgers {}", snap.epoch(), snap.owner(),
+                    snap.ledgers());
+            epochSeen = snap.epoch();
+        }
+        List<Long> ledgers = snap.ledgers();
+        if (ledgers.size() < finished.size() || !ledgers.subList(0, finished.size()).equals(finished)) {
+            throw new IOException("ledger registry " + registry.path() + " lists " + ledgers + ", which does not start"
+                    + " with the ledgers already read, " + finished);
+        }
+        int replayed = 0;
+        while (finished.size() < ledgers.size()) {
+            long id = ledgers.get(finished.size());
+            boolean newest = finished.size() == ledgers.size() - 1;
+            try {
+                if (currentId != id || handle == null) {
+                    openCurrent(id);
+                } else if (!newest && !handle.isClosed()
+                        && System.nanoTime() - lastProgressNanos > REOPEN_STALLED_NANOS) {
+                    openCurrent(id); // no news about a ledger the writer has moved past: read its metadata again
+                }
+                boolean closed = handle.isClosed(); // before the last entry: a close seen late is caught next time
+                long last = closed ? handle.getLedgerMetadata().getLastEntryId() : handle.readLastConfirmed();
+                if (last >= nextEntry) {
+                    long before = replay.stats(0, 0).entries();
+                    LedgerReading.replay(handle, nextEntry, last, replay);
+                    replayed += (int) (replay.stats(0, 0).entries() - before);
+                    nextEntry = last + 1;
+                    lastProgressNanos = System.nanoTime();
+                }
+                if (!closed) {
+                    break;
+                }
+                finished.add(id);
+                closeHandle();
+                currentId = -1;
+                nextEntry = 0;
+            } catch (BKException e) {
+                LOG.debug("standby: reading journal ledger {}: {}", id, e.getMessage());
+                break;
+            }
+        }
+        return replayed;
+    }
+
+    private void openCurrent(long id) throws BKException, InterruptedException, IOException {
+        closeHandle();
+        if (currentId != id) {
+            currentId = id;
+            nextEntry = 0;
+        }
+        try {
+            handle = bk.openLedgerNoRecovery(id, BookKeeper.DigestType.CRC32C, password);
+        } catch (BKException.BKNoSuchLedgerExistsException
+                 | BKException.BKNoSuchLedgerExistsOnMetadataServerException e) {
+            throw new IOException("journal ledger " + id + " is registered but does not exist", e);
+        }
+        lastProgressNanos = System.nanoTime();
+    }
+
+    private void closeHandle() {
+        if (handle != null) {
+            try {
+                handle.close(); // read-only: releases the metadata listener, writes nothing
+            } catch (BKException | InterruptedException e) {
+                LOG.debug("standby: closing ledger handle {}: {}", handle.getId(), e.toString());
+            }
+            handle = null;
+        }
+    }
+
+    /** Polls on a daemon thread, pausing {@code intervalMs} whenever a poll found nothing new. */
+    public void start(long intervalMs) {
+        thread = new Thread(() -> {
+            while (!stopping) {
+                try {
+                    if (poll() == 0) {
+                        Thread.sleep(intervalMs);
+                    }
+                } catch (InterruptedException e) {
+                    return;
+                } catch (IOException e) {
+                    LOG.error("standby: cannot follow the journal", e);
+                    failure = e;
+                    return;
+                } catch (RuntimeException e) {
+                    LOG.error("standby: cannot follow the journal", e);
+                    failure = new IOException("standby tail failed: " + e, e);
+                    return;
+                }
+            }
+        }, "sibyl-standby-tail");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /**
+     * Ends the polling thread (waiting for a poll in progress to finish) and releases the ledger handle. Afterwards
+     * {@link #position()} and {@link #replay()} are the caller's.
+     *
+     * @throws IOException if the tail had failed: the standby must then recover from scratch
+     */
+    public void stop() throws IOException, InterruptedException {
+        stopping = true;
+        if (thread != null) {
+            thread.join();
+        }
+        closeHandle();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    public Position position() {
+        return new Position(finished, currentId, nextEntry);
+    }
+
+    /** The state replayed so far. */
+    public JournalReplay replay() {
+        return replay;
+    }
+
+    /** Entries replayed so far. */
+    public long entries() {
+        return replay.stats(0, 0).entries();
+    }
+}
