@@ -41,6 +41,9 @@ import java.util.Properties;
  *   <li>{@code serve --zk HOST:PORT --znode PATH}: times recovery to a serving oracle (recover, open the journal,
  *       start the server with its first block durable) and to the first commit a client gets from it.</li>
  * </ul>
+ * and {@code breakdown --zk HOST:PORT --znode PATH}, which does recovery's steps one at a time with the same public
+ * pieces (fence the registry, open each ledger with recovery, read, replay, build the state, build an oracle state)
+ * and times each, then replays again in the now warm JVM.
  * Every step ends with {@link System#exit}: bookie and ZooKeeper clients leave non-daemon threads.
  */
 public final class RecoveryBench {
@@ -96,6 +99,7 @@ public final class RecoveryBench {
             case "write" -> write(flags);
             case "recover" -> recover(flags);
             case "serve" -> serve(flags);
+            case "breakdown" -> breakdown(flags);
             default -> throw new IllegalArgumentException("unknown step '" + args[0] + "'");
         };
     }
@@ -220,6 +224,75 @@ public final class RecoveryBench {
             return 1;
         }
         // Exit without closing: the next step finds the journal as a crash leaves it (last ledger not closed).
+        return 0;
+    }
+
+    private static int breakdown(Properties flags) throws Exception {
+        JournalSettings s = settings(flags);
+        long jvmToMain = sinceJvmStart();
+        long t0 = System.nanoTime();
+        ZooKeeper zk = JournalClients.connectZooKeeper(s);
+        BookKeeper bk = JournalClients.newBookKeeper(s);
+        long t1 = System.nanoTime();
+        LedgerRegistry.Snapshot fenced = new LedgerRegistry(zk, s.ledgersZnode()).fence(JournalClients.ownerName());
+        long t2 = System.nanoTime();
+        byte[] password = s.password().getBytes(StandardCharsets.UTF_8);
+        List<byte[]> entries = new java.util.ArrayList<>();
+        long openNanos = 0;
+        long readNanos = 0;
+        long bytes = 0;
+        for (long id : fenced.ledgers()) {
+            long a = System.nanoTime();
+            LedgerHandle lh = bk.openLedger(id, BookKeeper.DigestType.CRC32C, password);
+            long b = System.nanoTime();
+            long last = lh.getLastAddConfirmed();
+            for (long first = 0; first <= last; first += 1024) {
+                Enumeration<LedgerEntry> e = lh.readEntries(first, Math.min(last, first + 1023));
+                while (e.hasMoreElements()) {
+                    byte[] data = e.nextElement().getEntry();
+                    bytes += data.length;
+                    entries.add(data);
+                }
+            }
+            lh.close();
+            openNanos += b - a;
+            readNanos += System.nanoTime() - b;
+        }
+        long t3 = System.nanoTime();
+        io.sibyl.oracle.journal.JournalReplay replay = new io.sibyl.oracle.journal.JournalReplay();
+        for (byte[] e : entries) {
+            replay.entry(e);
+        }
+        long t4 = System.nanoTime();
+        RecoveredState r = replay.result(fenced, new RecoveredState.Stats(fenced.ledgers().size(), entries.size(), 0,
+                replay.records(), bytes, 0));
+        long t5 = System.nanoTime();
+        Object inDoubt = r.inDoubtRange();
+        long t6 = System.nanoTime();
+        Properties p = new Properties();
+        p.setProperty("port", "0");
+        io.sibyl.oracle.OracleState state = r.newOracleState(OracleConfig.fromProperties(p));
+        long t7 = System.nanoTime();
+        // The same replay once more in this JVM: what the replay costs once its code is compiled.
+        long warm = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            long a = System.nanoTime();
+            io.sibyl.oracle.journal.JournalReplay again = new io.sibyl.oracle.journal.JournalReplay();
+            for (byte[] e : entries) {
+                again.entry(e);
+            }
+            again.result(fenced, r.stats());
+            warm = Math.min(warm, System.nanoTime() - a);
+        }
+        System.out.printf(Locale.ROOT, "BREAKDOWN entries=%d bytes=%d records=%d commits_above_tmax=%d"
+                        + " jvm_to_main_ms=%d connect_ms=%.0f fence_registry_ms=%.0f open_ledgers_ms=%.0f"
+                        + " read_entries_ms=%.0f replay_ms=%.0f result_ms=%.0f in_doubt_range_ms=%.0f"
+                        + " new_oracle_state_ms=%.0f replay_and_result_warm_ms=%.0f%n", entries.size(), bytes,
+                replay.records(), r.commitCount(), jvmToMain, (t1 - t0) / 1e6, (t2 - t1) / 1e6, openNanos / 1e6,
+                readNanos / 1e6, (t4 - t3) / 1e6, (t5 - t4) / 1e6, (t6 - t5) / 1e6, (t7 - t6) / 1e6, warm / 1e6);
+        if (inDoubt == null && state == null) {
+            return 1; // keeps both computations observable
+        }
         return 0;
     }
 
