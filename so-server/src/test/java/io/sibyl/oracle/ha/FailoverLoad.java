@@ -115,10 +115,14 @@ final class FailoverLoad implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         stop = true;
-        for (Thread t : threads) {
-            t.join(10_000);
+        try {
+            for (Thread t : threads) {
+                t.join(10_000);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

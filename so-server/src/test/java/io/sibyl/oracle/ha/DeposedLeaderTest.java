@@ -1,0 +1,102 @@
+package io.sibyl.oracle.ha;
+
+import io.sibyl.oracle.journal.BookKeeperCluster;
+import io.sibyl.oracle.journal.JournalSettings;
+import io.sibyl.protocol.LeaderRecord;
+import io.sibyl.protocol.Wire;
+import org.apache.zookeeper.ZooKeeper;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * A leader frozen with SIGSTOP keeps its TCP connections, so the standby only replaces it once its ZooKeeper session
+ * expires; resumed with SIGCONT, the deposed leader must decide nothing more: the commit a client sent it while it was
+ * frozen is not acknowledged, and the process exits.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class DeposedLeaderTest {
+    private static BookKeeperCluster cluster;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        cluster = new BookKeeperCluster(3);
+    }
+
+    @AfterAll
+    static void stopCluster() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void frozenLeaderCommitsNothingAfterStandbyTakesOver() throws Exception {
+        String leaderZnode = "/sibyl/test/frozen/leader";
+        JournalSettings s = cluster.settings("frozen-client");
+        ZooKeeper zk = cluster.zooKeeper(s);
+        // The smallest session the test ZooKeeper grants: the frozen leader is replaced a few seconds after SIGSTOP.
+        String session = "--journal.zk.session.timeout.ms=2000";
+        try (OracleProcess first = new OracleProcess("first", StandbyTakeoverTest.haFlags(cluster, "frozen", session));
+             OracleProcess second = new OracleProcess("second",
+                     StandbyTakeoverTest.haFlags(cluster, "frozen", session))) {
+            int firstPort = first.awaitReady(30_000);
+            second.owner(30_000);
+            LeaderRecord before = LeaderZnode.read(zk, leaderZnode);
+            assertNotNull(before);
+            assertEquals(firstPort, before.port());
+
+            try (RawOracleClient old = RawOracleClient.connect("127.0.0.1", firstPort, 30_000)) {
+                long committedBefore = old.begin();
+                assertEquals(Wire.COMMITTED, old.commit(committedBefore, 1, 2).type());
+                long running = old.begin(); // still running when the leader is deposed
+
+                first.signal("STOP");
+                long frozenAt = System.nanoTime();
+                int newPort = second.awaitReady(60_000);
+                System.out.printf("standby took over %.1f s after SIGSTOP of the leader%n",
+                        (System.nanoTime() - frozenAt) / 1e9);
+                LeaderRecord after = LeaderZnode.read(zk, leaderZnode);
+                assertNotNull(after);
+                assertTrue(after.epoch() > before.epoch(), "epoch " + after.epoch() + " > " + before.epoch());
+                assertEquals(newPort, after.port());
+
+                long newStart;
+                try (RawOracleClient fresh = RawOracleClient.connect("127.0.0.1", newPort, 5000)) {
+                    newStart = fresh.begin();
+                    assertEquals(Wire.COMMITTED, fresh.commit(newStart, 1, 2, 3).type());
+                }
+
+                first.signal("CONT");
+                try {
+                    RawOracleClient.Reply r = old.commit(running, 4, 5);
+                    fail("the deposed leader answered a commit after the takeover: " + r);
+                } catch (IOException expected) {
+                    System.out.println("deposed leader's client: " + expected);
+                }
+                assertTrue(first.process.waitFor(30, TimeUnit.SECONDS), "the deposed leader exits");
+                assertEquals(1, first.process.exitValue(), "fatal error exit status");
+                System.out.println("deposed leader: " + first.stderrLines("stops serving"));
+
+                try (RawOracleClient fresh = RawOracleClient.connect("127.0.0.1", newPort, 5000)) {
+                    assertEquals(Wire.STATUS_ABORTED, fresh.query(running).value(),
+                            "the transaction running on the deposed leader is aborted");
+                    RawOracleClient.Reply committed = fresh.query(committedBefore);
+                    assertTrue(committed.value() == Wire.STATUS_COMMITTED
+                            || committed.value() == Wire.STATUS_COMMITTED_LONG_AGO, "" + committed);
+                    assertTrue(newStart > running, "timestamps keep rising across the takeover");
+                }
+                assertEquals(after, LeaderZnode.read(zk, leaderZnode), "the new leader stays announced");
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+package io.sibyl.oracle.journal;
+
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.zookeeper.ZooKeeper;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The hot standby's tail of the journal (in-process ZooKeeper + 3 bookies): replay as entries appear, takeover. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class JournalTailerTest {
+    private static BookKeeperCluster cluster;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        cluster = new BookKeeperCluster(3);
+    }
+
+    @AfterAll
+    static void stopCluster() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static BookKeeperJournal openWriter(JournalSettings s, BookKeeperJournalTest.Fatal fatal)
+            throws Exception {
+        BookKeeper bk = cluster.bookKeeper(s);
+        ZooKeeper zk = cluster.zooKeeper(s);
+        LedgerRegistry registry = new LedgerRegistry(zk, s.ledgersZnode());
+        RecoveredState r = JournalRecovery.recover(bk, registry, s, "writer");
+        return BookKeeperJournal.open(bk, registry, r.registry(), s, fatal);
+    }
+
+    private static JournalTailer tailer(JournalSettings s) throws Exception {
+        return new JournalTailer(cluster.bookKeeper(s), new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()),
+                s);
+    }
+
+    @Test
+    void standbyFollowsTheLeaderAcrossRolloversAndTakesOverReadingOnlyTheTail(TestInfo info) throws Exception {
+        // Small ledgers: the writer rolls over every 4 entries, so the standby moves through closed ledgers.
+        JournalSettings s = cluster.settings(info.getTestMethod().orElseThrow().getName()).withRollover(1 << 20, 4);
+        BookKeeperJournalTest.Fatal fatal = new BookKeeperJournalTest.Fatal();
+        BookKeeperJournal writer = openWriter(s, fatal);
+        DecisionModel model = new DecisionModel(21, 200);
+        JournalTailer standby = tailer(s);
+        standby.start(1);
+        for (int round = 0; round < 40; round++) {
+            BookKeeperJournalTest.appendAndAwait(writer, model, 1 + round % 7, 8);
+        }
+        // Every entry but the newest (not yet confirmed to readers) becomes visible to the standby.
+        long written = writer.stats().ackedEntries();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (standby.entries() < written - 1 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        standby.stop();
+        long tailed = standby.entries();
+        assertTrue(tailed >= written - 1, "the standby replayed " + tailed + " of " + written + " entries while the"
+                + " leader wrote them");
+        assertTrue(standby.position().finished().size() >= 5, "it read closed ledgers to their end: "
+                + standby.position());
+
+        // More decisions the standby has not polled for: the takeover must read them.
+        BookKeeperJournalTest.appendAndAwait(writer, model, 30, 8);
+        RecoveredState taken = JournalRecovery.takeOver(cluster.bookKeeper(s),
+                new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s, "standby", standby);
+        model.assertRecovered(taken);
+        assertTrue(taken.stats().entries() >= 1 && taken.stats().entries() < written,
+                "the takeover read only the tail: " + taken.stats());
+        assertEquals(2, taken.epoch(), "the standby fenced the writer's epoch");
+
+        // The writer is fenced: its next block is never acknowledged and it reports a fatal error.
+        writer.append(new DecisionModel(99, 100).nextBlock(4), () -> {
+            throw new AssertionError("a fenced journal acknowledged a block");
+        });
+        assertTrue(fatal.await(20), "the deposed writer's journal failed");
+        writer.close();
+
+        // A full recovery after the takeover sees the same state (and the takeover's epoch).
+        BookKeeper bk = cluster.bookKeeper(s);
+        RecoveredState full = JournalRecovery.recover(bk, new LedgerRegistry(cluster.zooKeeper(s),
+                s.ledgersZnode()), s, "check");
+        model.assertRecovered(full);
+        assertEquals(3, full.epoch());
+    }
+
+    @Test
+    void standbyOfAnEmptyJournalTakesOverLikeARecovery(TestInfo info) throws Exception {
+        JournalSettings s = cluster.settings(info.getTestMethod().orElseThrow().getName());
+        JournalTailer standby = tailer(s);
+        assertEquals(0, standby.poll(), "no registry yet: nothing to read");
+        standby.stop();
+        RecoveredState taken = JournalRecovery.takeOver(cluster.bookKeeper(s),
+                new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s, "standby", standby);
+        assertEquals(1, taken.epoch());
+        assertEquals(0, taken.lastTimestamp());
+        assertEquals(0, taken.commitCount());
+    }
+
+    @Test
+    void standbyStopsAtAnOpenLedgerAndTheTakeoverReadsItsLastEntry(TestInfo info) throws Exception {
+        JournalSettings s = cluster.settings(info.getTestMethod().orElseThrow().getName());
+        BookKeeperJournalTest.Fatal fatal = new BookKeeperJournalTest.Fatal();
+        BookKeeperJournal writer = openWriter(s, fatal);
+        DecisionModel model = new DecisionModel(22, 100);
+        BookKeeperJournalTest.appendAndAwait(writer, model, 1, 8);
+        BookKeeperJournalTest.appendAndAwait(writer, model, 1, 8);
+        JournalTailer standby = tailer(s);
+        standby.poll();
+        // The newest entry is not confirmed to readers until a later one is written: at most one is missing.
+        assertTrue(standby.entries() >= 1 && standby.entries() <= 2, "entries seen: " + standby.entries());
+        assertEquals(0, standby.position().finished().size(), "the open ledger is not finished");
+        standby.stop();
+        RecoveredState taken = JournalRecovery.takeOver(cluster.bookKeeper(s),
+                new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s, "standby", standby);
+        model.assertRecovered(taken);
+        writer.close();
+    }
+}
