@@ -19,12 +19,20 @@ final class OracleProcess implements AutoCloseable {
     final List<String> seen = new ArrayList<>();
     final File stderr;
 
+    /** JVM options of a test oracle: small heap, quick start (the tests size the oracle's tables down). */
+    static final List<String> TEST_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+
     OracleProcess(String name, List<String> flags) throws IOException {
+        this(name, TEST_JVM, flags);
+    }
+
+    OracleProcess(String name, List<String> jvmOptions, List<String> flags) throws IOException {
         this.name = name;
         String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
         String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Dorg.slf4j.simpleLogger.log.org.apache.bookkeeper=warn",
+        List<String> cmd = new ArrayList<>(List.of(java));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-Dorg.slf4j.simpleLogger.log.org.apache.bookkeeper=warn",
                 "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper=warn",
                 "-Dorg.slf4j.simpleLogger.showDateTime=true",
                 "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
