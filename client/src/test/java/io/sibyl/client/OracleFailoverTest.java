@@ -1,13 +1,9 @@
 package io.sibyl.client;
 
 import io.sibyl.client.oracle.OracleProcess;
+import io.sibyl.client.oracle.OracleUnavailableException;
 import io.sibyl.oracle.journal.BookKeeperCluster;
-import io.sibyl.protocol.LeaderRecord;
 import org.apache.hadoop.hbase.TableName;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.ZooDefs;
-import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -31,12 +27,14 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import static io.sibyl.client.TestSupport.getInt;
 import static io.sibyl.client.TestSupport.putInt;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Client failover on real components: HBase minicluster, in-process ZooKeeper and 3 bookies, so-server in its own
- * JVM on the BookKeeper journal, killed with SIGKILL while transfer transactions run, and replaced by another
- * so-server that recovers the journal. The clients are not restarted: they reconnect on their own, resolve the
+ * JVM on the BookKeeper journal, killed with SIGKILL while transfer transactions run, and replaced by an so-server
+ * that recovers the journal: one restarted at the same address, or a hot standby of an HA pair that takes over and
+ * publishes itself in ZooKeeper. The clients are not restarted: they reconnect on their own, resolve the
  * commits that were in flight by asking the new oracle, and carry on; every balance ends exactly at its opening
  * value plus the transfers reported committed, so no acknowledged commit was lost and no commit reported failed
  * took effect.
@@ -62,11 +60,14 @@ class OracleFailoverTest {
         }
     }
 
-    private static List<String> oracleFlags(String journal, int port) {
+    /** so-server flags for a journal of its own (registry, leader znode and election under {@code root}). */
+    private static List<String> oracleFlags(String root, int port, boolean ha) {
         String zk = bookies.zkConnect();
         return List.of("--port=" + port, "--host=127.0.0.1", "--journal=bookkeeper", "--journal.zk.connect=" + zk,
-                "--journal.bk.metadata.uri=zk+null://" + zk + "/ledgers", "--journal.ledgers.znode=" + journal,
-                "--conflict.table.rows=65536", "--max.running.transactions=4096", "--push.interval.ms=20");
+                "--journal.bk.metadata.uri=zk+null://" + zk + "/ledgers", "--journal.ledgers.znode=" + root
+                        + "/ledgers", "--journal.leader.znode=" + root + "/leader", "--journal.election.znode="
+                        + root + "/election", "--ha=" + ha, "--conflict.table.rows=65536",
+                "--max.running.transactions=4096", "--push.interval.ms=20");
     }
 
     private static int freePort() throws IOException {
@@ -78,14 +79,14 @@ class OracleFailoverTest {
 
     @Test
     void transfersContinueWhenTheOracleIsKilledAndRestartedAtItsAddress() throws Exception {
+        String root = "/sibyl/test/failover-fixed";
         int port = freePort();
         Map<String, String> settings = new HashMap<>();
         settings.put(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + port);
-        try (OracleProcess first = new OracleProcess("restart-a", oracleFlags("/sibyl/test/failover-fixed", port))) {
+        try (OracleProcess first = new OracleProcess("restart-a", oracleFlags(root, port, false))) {
             first.awaitReady();
             runTransfersAcrossAFailover(settings, first, () -> {
-                OracleProcess second = new OracleProcess("restart-b",
-                        oracleFlags("/sibyl/test/failover-fixed", port));
+                OracleProcess second = new OracleProcess("restart-b", oracleFlags(root, port, false));
                 second.awaitReady();
                 return second;
             });
@@ -93,41 +94,55 @@ class OracleFailoverTest {
     }
 
     @Test
-    void transfersFollowTheLeaderPublishedInZooKeeper() throws Exception {
-        String leaderZnode = "/sibyl/test/failover-zk/leader";
+    void transfersFollowTheStandbyThatTakesOverThroughZooKeeper() throws Exception {
+        String root = "/sibyl/test/failover-ha";
         Map<String, String> settings = new HashMap<>();
         settings.put(TransactionManager.ORACLE_ADDRESS, "");
         settings.put(TransactionManager.ORACLE_ZK_CONNECT, bookies.zkConnect());
-        settings.put(TransactionManager.ORACLE_LEADER_ZNODE, leaderZnode);
-        try (ZooKeeper zk = bookies.zooKeeper(bookies.settings("failover-zk"));
-             OracleProcess first = new OracleProcess("zk-a", oracleFlags("/sibyl/test/failover-zk", 0))) {
-            publish(zk, leaderZnode, new LeaderRecord(1, "127.0.0.1", first.awaitReady(), "a"));
-            runTransfersAcrossAFailover(settings, first, () -> {
-                OracleProcess second = new OracleProcess("zk-b", oracleFlags("/sibyl/test/failover-zk", 0));
-                publish(zk, leaderZnode, new LeaderRecord(2, "127.0.0.1", second.awaitReady(), "b"));
-                return second;
+        settings.put(TransactionManager.ORACLE_LEADER_ZNODE, root + "/leader");
+        try (OracleProcess leader = new OracleProcess("ha-a", oracleFlags(root, 0, true));
+             OracleProcess standby = new OracleProcess("ha-b", oracleFlags(root, 0, true))) {
+            leader.awaitReady();
+            standby.awaitLine("STANDBY", 60_000);
+            runTransfersAcrossAFailover(settings, leader, () -> {
+                standby.awaitReady(); // it leads now
+                return null;
             });
         }
     }
 
-    /** Writes the leader znode as an HA oracle does once it serves. */
-    private static void publish(ZooKeeper zk, String path, LeaderRecord leader) throws Exception {
-        for (int i = path.indexOf('/', 1); i > 0; i = path.indexOf('/', i + 1)) {
-            try {
-                zk.create(path.substring(0, i), new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
-            } catch (KeeperException.NodeExistsException e) {
-                // fine
-            }
-        }
-        try {
-            zk.delete(path, -1);
-        } catch (KeeperException.NoNodeException e) {
-            // first leader
-        }
-        zk.create(path, leader.encode(), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+    @Test
+    void noOracleAtTheAddressFailsAfterTheFailoverTimeoutSayingWhereItLooked() throws Exception {
+        Map<String, String> settings = Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + freePort(),
+                TransactionManager.FAILOVER_TIMEOUT_MS, "300");
+        OracleUnavailableException e = assertThrows(OracleUnavailableException.class,
+                () -> MiniCluster.get().manager(settings).close());
+        assertTrue(e.getMessage().contains("no status oracle answered within 300 ms")
+                && e.getMessage().contains("address 127.0.0.1:"), e.getMessage());
     }
 
-    /** Starts the oracle that takes over; returns once it serves. */
+    @Test
+    void noLeaderInZooKeeperFailsAfterTheFailoverTimeoutNamingTheZnode() throws Exception {
+        Map<String, String> settings = Map.of(TransactionManager.ORACLE_ADDRESS, "",
+                TransactionManager.ORACLE_ZK_CONNECT, bookies.zkConnect(),
+                TransactionManager.ORACLE_LEADER_ZNODE, "/sibyl/test/nobody/leader",
+                TransactionManager.FAILOVER_TIMEOUT_MS, "500");
+        OracleUnavailableException e = assertThrows(OracleUnavailableException.class,
+                () -> MiniCluster.get().manager(settings).close());
+        assertTrue(e.getMessage().contains("no oracle has published itself at /sibyl/test/nobody/leader"),
+                e.getMessage());
+    }
+
+    @Test
+    void settingBothAnAddressAndZooKeeperIsRejected() {
+        Map<String, String> settings = Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:1",
+                TransactionManager.ORACLE_ZK_CONNECT, bookies.zkConnect());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> MiniCluster.get().manager(settings).close());
+        assertTrue(e.getMessage().contains("not both"), e.getMessage());
+    }
+
+    /** Brings up the oracle that takes over and returns once it serves (with the process to stop, if new). */
     interface Takeover {
         OracleProcess start() throws Exception;
     }
@@ -167,7 +182,7 @@ class OracleFailoverTest {
             first.process.destroyForcibly(); // SIGKILL with commits in flight
             assertTrue(first.process.waitFor(10, TimeUnit.SECONDS));
             long killedAt = System.nanoTime();
-            try (OracleProcess second = takeover.start()) {
+            try (OracleProcess second = takeover.start()) { // null when the standby took over
                 awaitCommits(committed, committed.get() + 100, failures);
                 System.out.printf("failover: %d commits before the kill, first %d after it; %.0f ms from the kill to"
                         + " 100 more commits%n", beforeKill, committed.get(), (System.nanoTime() - killedAt) / 1e6);

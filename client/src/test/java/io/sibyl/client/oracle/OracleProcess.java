@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 public final class OracleProcess implements AutoCloseable {
     public final Process process;
     private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
-    public final List<String> seen = new ArrayList<>();
+    public final List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final File stderr;
     public int port = -1;
 
@@ -45,24 +45,34 @@ public final class OracleProcess implements AutoCloseable {
         reader.start();
     }
 
-    /** Waits for "READY port=N". */
+    /** Waits for "READY port=N" (an HA standby prints it once it leads). */
     public int awaitReady() throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        String line = awaitLine("READY port=", 60_000);
+        port = Integer.parseInt(line.substring("READY port=".length()).trim());
+        return port;
+    }
+
+    /** Waits for a line of standard output starting with {@code prefix} and returns it. */
+    public String awaitLine(String prefix, long timeoutMillis) throws Exception {
+        for (String l : seen) {
+            if (l.startsWith(prefix)) {
+                return l;
+            }
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         while (System.nanoTime() < deadline) {
-            String line = lines.poll(100, TimeUnit.MILLISECONDS);
+            String line = lines.poll(20, TimeUnit.MILLISECONDS);
             if (line != null) {
                 seen.add(line);
-                if (line.startsWith("READY port=")) {
-                    port = Integer.parseInt(line.substring("READY port=".length()).trim());
-                    return port;
+                if (line.startsWith(prefix)) {
+                    return line;
                 }
-            }
-            if (!process.isAlive() && lines.isEmpty()) {
+            } else if (!process.isAlive()) {
                 break;
             }
         }
-        fail("so-server did not start: " + seen + "\n" + tail());
-        return -1;
+        fail("so-server printed no '" + prefix + "' line: " + seen + "\n" + tail());
+        return null;
     }
 
     public String tail() throws IOException {
