@@ -30,6 +30,9 @@ public final class JournalTailer {
     private static final Logger LOG = LoggerFactory.getLogger(JournalTailer.class);
     /** How long an open ledger that is not the newest may show no progress before its metadata is read again. */
     private static final long REOPEN_STALLED_NANOS = 500_000_000L;
+    private static final int READ_BATCH = 256;
+    /** While the ledger being read is open, the registry can only have grown behind it: look at it this often. */
+    private static final long REGISTRY_REFRESH_NANOS = 200_000_000L;
 
     /**
      * Where the standby is: {@code finished} ledgers were read to their end (closed), {@code current} (or -1) is
@@ -51,6 +54,8 @@ public final class JournalTailer {
     private long nextEntry;
     private long lastProgressNanos = System.nanoTime();
     private long epochSeen;
+    private List<Long> ledgers = List.of();
+    private long registryReadNanos;
     private Thread thread;
     private volatile boolean stopping;
     private volatile IOException failure;
@@ -68,13 +73,16 @@ public final class JournalTailer {
      *                     a sequence of decision blocks); transient BookKeeper or ZooKeeper errors only delay it
      */
     public int poll() throws IOException, InterruptedException {
-        LedgerRegistry.Snapshot snap = registry.read();
-        if (snap.epoch() != epochSeen) {
-            LOG.info("standby: the journal is at epoch {} of {}, ledgers {}", snap.epoch(), snap.owner(),
-                    snap.ledgers());
-            epochSeen = snap.epoch();
+        if (handle == null || handle.isClosed() || System.nanoTime() - registryReadNanos > REGISTRY_REFRESH_NANOS) {
+            LedgerRegistry.Snapshot snap = registry.read();
+            registryReadNanos = System.nanoTime();
+            if (snap.epoch() != epochSeen) {
+                LOG.info("standby: the journal is at epoch {} of {}, ledgers {}", snap.epoch(), snap.owner(),
+                        snap.ledgers());
+                epochSeen = snap.epoch();
+            }
+            ledgers = snap.ledgers();
         }
-        List<Long> ledgers = snap.ledgers();
         if (ledgers.size() < finished.size() || !ledgers.subList(0, finished.size()).equals(finished)) {
             throw new IOException("ledger registry " + registry.path() + " lists " + ledgers + ", which does not start"
                     + " with the ledgers already read, " + finished);
@@ -92,11 +100,15 @@ public final class JournalTailer {
                 }
                 boolean closed = handle.isClosed(); // before the last entry: a close seen late is caught next time
                 long last = closed ? handle.getLedgerMetadata().getLastEntryId() : handle.readLastConfirmed();
-                if (last >= nextEntry) {
-                    long before = replay.stats(0, 0).entries();
-                    LedgerReading.replay(handle, nextEntry, last, replay);
-                    replayed += (int) (replay.stats(0, 0).entries() - before);
-                    nextEntry = last + 1;
+                if (closed && handle.getLastAddConfirmed() < last) {
+                    // Closed since we opened it: the handle still checks reads against its old last-add-confirmed.
+                    openCurrent(id);
+                }
+                while (nextEntry <= last) {
+                    long to = Math.min(last, nextEntry + READ_BATCH - 1);
+                    LedgerReading.replay(handle, nextEntry, to, replay);
+                    replayed += (int) (to - nextEntry + 1);
+                    nextEntry = to + 1;
                     lastProgressNanos = System.nanoTime();
                 }
                 if (!closed) {
@@ -106,8 +118,10 @@ public final class JournalTailer {
                 closeHandle();
                 currentId = -1;
                 nextEntry = 0;
-            } catch (BKException e) {
+            } catch (BKException | LedgerReading.ReadFailedException e) {
+                // Transient (a bookie restarting, a ledger changing under us): open it afresh at the next poll.
                 LOG.debug("standby: reading journal ledger {}: {}", id, e.getMessage());
+                closeHandle();
                 break;
             }
         }

@@ -15,6 +15,13 @@ final class LedgerReading {
     private LedgerReading() {
     }
 
+    /** BookKeeper could not read the entries (the data is not known to be bad: reading again may work). */
+    static final class ReadFailedException extends IOException {
+        ReadFailedException(String message, BKException cause) {
+            super(message, cause);
+        }
+    }
+
     /** Replays entries {@code first..last} (inclusive; nothing if {@code last < first}) of {@code lh}. */
     static void replay(LedgerHandle lh, long first, long last, JournalReplay replay)
             throws IOException, InterruptedException {
@@ -33,8 +40,8 @@ final class LedgerReading {
                 }
             }
         } catch (BKException e) {
-            throw new IOException("reading journal ledger " + lh.getId() + " entries " + first + ".." + last + ": "
-                    + e.getMessage(), e);
+            throw new ReadFailedException("reading journal ledger " + lh.getId() + " entries " + first + ".." + last
+                    + ": " + e.getMessage(), e);
         }
     }
 }

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -124,6 +125,34 @@ class StandbyTakeoverTest {
                     Thread.sleep(10);
                 }
                 assertEquals(null, LeaderZnode.read(zk, leaderZnode), "no leader announced after a clean stop");
+            }
+        }
+    }
+
+    @Test
+    void oracleWithoutHaAnnouncesItselfAndTheNextOneReplacesIt() throws Exception {
+        String leaderZnode = "/sibyl/test/plain/leader";
+        ZooKeeper zk = cluster.zooKeeper(cluster.settings("plain-client"));
+        List<String> flags = new ArrayList<>(haFlags(cluster, "plain"));
+        flags.remove("--ha=true");
+        try (OracleProcess first = new OracleProcess("plain-first", flags)) {
+            int firstPort = first.awaitReady(30_000);
+            LeaderRecord one = LeaderZnode.read(zk, leaderZnode);
+            assertNotNull(one, "an oracle on the BookKeeper journal announces itself once it serves");
+            assertEquals(firstPort, one.port());
+            assertEquals("127.0.0.1", one.host(), "advertised host defaults to the bind host");
+            try (OracleProcess second = new OracleProcess("plain-second", flags)) {
+                int secondPort = second.awaitReady(30_000);
+                // The second recovered (fencing the first) and replaced the first one's record, whose session lives.
+                LeaderRecord two = LeaderZnode.read(zk, leaderZnode);
+                assertEquals(secondPort, two.port());
+                assertTrue(two.epoch() > one.epoch());
+                assertTrue(first.process.waitFor(30, TimeUnit.SECONDS), "the deposed oracle exits");
+                assertEquals(1, first.process.exitValue());
+                assertEquals(two, LeaderZnode.read(zk, leaderZnode), "the deposed oracle leaves the new record");
+                second.process.destroy();
+                assertTrue(second.process.waitFor(20, TimeUnit.SECONDS));
+                assertNull(LeaderZnode.read(zk, leaderZnode), "the record goes with a clean shutdown");
             }
         }
     }
