@@ -3,11 +3,13 @@ package io.sibyl.oracle.ha;
 import io.sibyl.protocol.LeaderRecord;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
 import java.io.IOException;
+import java.util.List;
 
 /**
  * Reads and writes the leader znode ({@code journal.leader.znode}): an EPHEMERAL znode holding the serving
@@ -17,7 +19,8 @@ import java.io.IOException;
  * session timeout), and the new leader must not wait for that. It deletes a record of a <em>lower</em> epoch (a
  * versioned delete, so it removes exactly the record it judged) and creates its own. It never updates the old znode
  * in place: the znode would still belong to the dead session and vanish when that expires. A record of a higher (or
- * the same, another owner's) epoch means this oracle was already superseded: {@link DeposedException}.
+ * the same, another owner's) epoch means this oracle was already superseded: {@link DeposedException}. Delete and
+ * create are one ZooKeeper transaction ({@code multi}), so a watching client sees the record change, not vanish.
  */
 public final class LeaderZnode {
     private static final int ATTEMPTS = 50;
@@ -62,11 +65,17 @@ public final class LeaderZnode {
                             + " (" + there.owner() + " at " + there.address() + "), not below ours, " + me.epoch());
                 }
                 try {
-                    zk.delete(path, stat.getVersion());
-                } catch (KeeperException.NoNodeException | KeeperException.BadVersionException changed) {
+                    // One transaction: clients never see the znode missing between the two, and it costs one write.
+                    zk.multi(List.of(Op.delete(path, stat.getVersion()),
+                            Op.create(path, me.encode(), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL)));
+                    return;
+                } catch (KeeperException.NoNodeException | KeeperException.BadVersionException
+                         | KeeperException.NodeExistsException changed) {
                     // someone else moved first: judge again
+                } catch (KeeperException.ConnectionLossException lost) {
+                    Thread.sleep(50); // the next round finds our record if the transaction went through
                 } catch (KeeperException ke) {
-                    throw new IOException("deleting stale leader znode " + path + ": " + ke.getMessage(), ke);
+                    throw new IOException("replacing stale leader znode " + path + ": " + ke.getMessage(), ke);
                 }
             } catch (KeeperException.ConnectionLossException e) {
                 Thread.sleep(50);

@@ -64,6 +64,7 @@ public final class OracleCandidate implements AutoCloseable {
     private final Semaphore wake = new Semaphore(0);
     private final Watcher wakeUp = e -> wake.release();
     private volatile String lostLeader;
+    private volatile long lostAtNanos;
     private LeaderConnectionWatch leaderWatch;
     private volatile boolean handedOver;
     private volatile boolean closed;
@@ -178,6 +179,7 @@ public final class OracleCandidate implements AutoCloseable {
         }
         stopWatchingLeader();
         leaderWatch = new LeaderConnectionWatch(leader.host(), leader.port(), () -> {
+            lostAtNanos = System.nanoTime();
             lostLeader = candidate;
             wake.release();
         });
@@ -209,9 +211,12 @@ public final class OracleCandidate implements AutoCloseable {
         BookKeeperJournal journal = BookKeeperJournal.open(bk, registry, r.registry(), js, relay);
         handedOver = true;
         journal.closeAfterwards(bk::close, zk::close);
+        long tJournal = System.nanoTime();
+        long tState;
         OracleServer server;
         try {
             OracleState state = r.newOracleState(config);
+            tState = System.nanoTime();
             server = OracleServer.start(config, journal, state);
         } catch (Exception | Error e) {
             journal.close();
@@ -233,8 +238,11 @@ public final class OracleCandidate implements AutoCloseable {
                 + s.records() + " records, " + s.bytes() + " bytes) of ledgers " + r.registry().ledgers()
                 + "; last timestamp " + r.lastTimestamp() + ", T_max " + r.tMax() + ", in doubt "
                 + (r.inDoubtRange() == null ? "none" : r.inDoubtRange()) + "; takeover took " + ms(t3 - t0)
-                + " ms (fence + tail " + ms(t1 - t0) + " ms, new journal + state + first block " + ms(t2 - t1)
-                + " ms, leader znode " + ms(t3 - t2) + " ms)";
+                + " ms (fence + tail " + ms(t1 - t0) + " ms, new ledger " + ms(tJournal - t1) + " ms, state "
+                + ms(tState - tJournal) + " ms, first block + listen " + ms(t2 - tState) + " ms, leader znode "
+                + ms(t3 - t2) + " ms)"
+                + (lostAtNanos != 0 ? "; serving " + ms(t3 - lostAtNanos) + " ms after the old leader's connection"
+                + " dropped" : "");
         LOG.info("{}", summary);
         return server;
     }

@@ -25,7 +25,7 @@ public final class FailoverBench {
         int threads = 2;
         long warmupMs = 3000;
         long pauseMicros = 500;
-        String oracleJvm = "-Xms1g -Xmx1g -XX:+UseParallelGC -XX:+AlwaysPreTouch";
+        String oracleJvm = "-Xms1g -Xmx1g -XX:+UseParallelGC -XX:+AlwaysPreTouch -XX:+UseTransparentHugePages";
         List<String> oracleFlags = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -94,6 +94,7 @@ public final class FailoverBench {
                     long killedAt = System.nanoTime();
                     leader.process.destroyForcibly();
                     leader.process.waitFor(10, TimeUnit.SECONDS);
+                    long reapedAt = System.nanoTime(); // the kernel closes a dead process's sockets about now
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                     long first = -1;
                     while (System.nanoTime() < deadline && first < 0) {
@@ -109,9 +110,13 @@ public final class FailoverBench {
                         return 1;
                     }
                     ms[round] = (first - killedAt) / 1e6;
+                    long epoch = LeaderZnode.read(zk, leaderZnode).epoch();
                     String took = standby.awaitLine("took over as leader", 10_000);
-                    System.out.printf("round %d: kill -9 -> first commit by the new leader %.1f ms (%s)%n", round + 1,
-                            ms[round], took.substring(took.indexOf("takeover took")));
+                    System.out.printf("round %d: kill -9 -> first commit by the new leader %.1f ms (old leader"
+                                    + " reaped at %.1f ms, clients saw the new leader znode at %.1f ms, had its HELLO"
+                                    + " at %.1f ms; %s)%n", round + 1, ms[round], (reapedAt - killedAt) / 1e6, (load.firstSeenNanos.getOrDefault(epoch, killedAt) - killedAt) / 1e6,
+                            (load.firstHelloNanos.getOrDefault(epoch, killedAt) - killedAt) / 1e6,
+                            took.substring(took.indexOf("takeover took")));
                     leader = standby;
                     if (round + 1 < rounds) {
                         standby = new OracleProcess("oracle-" + (round + 2), jvm, flags);

@@ -25,6 +25,8 @@ final class FailoverLoad implements AutoCloseable {
     final Set<Long> timestamps = ConcurrentHashMap.newKeySet();
     final List<Long> repeated = java.util.Collections.synchronizedList(new ArrayList<>());
     final Map<Long, Long> firstCommitNanos = new ConcurrentHashMap<>();
+    final Map<Long, Long> firstSeenNanos = new ConcurrentHashMap<>();
+    final Map<Long, Long> firstHelloNanos = new ConcurrentHashMap<>();
     final AtomicLong aborts = new AtomicLong();
     final AtomicLong connectionFailures = new AtomicLong();
     private final ZooKeeper zk;
@@ -63,6 +65,7 @@ final class FailoverLoad implements AutoCloseable {
                 return;
             }
             try (RawOracleClient c = RawOracleClient.connect(leader.host(), leader.port(), 5000)) {
+                firstHelloNanos.putIfAbsent(leader.epoch(), System.nanoTime());
                 while (!stop) {
                     long start = c.begin();
                     see(start);
@@ -102,6 +105,7 @@ final class FailoverLoad implements AutoCloseable {
         while (!stop) {
             LeaderRecord r = LeaderZnode.read(zk, leaderZnode);
             if (r != null && r.epoch() >= minEpoch) {
+                firstSeenNanos.putIfAbsent(r.epoch(), System.nanoTime());
                 return r;
             }
             Thread.sleep(1);
