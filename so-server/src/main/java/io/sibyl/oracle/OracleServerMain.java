@@ -55,16 +55,18 @@ public final class OracleServerMain {
         for (Map.Entry<String, String> e : config.describe().entrySet()) {
             System.out.println("  " + e.getKey() + " = " + e.getValue());
         }
+        // Closed before the server: whatever would take the server's own shutdown for a fatal error (ZooKeeper watches).
+        List<AutoCloseable> closeBeforeServer = new CopyOnWriteArrayList<>();
         List<AutoCloseable> closeAfterServer = new CopyOnWriteArrayList<>();
         OracleServer server;
         try {
             if (config.ha().enabled()) {
-                server = standByThenLead(config, closeAfterServer);
+                server = standByThenLead(config, closeBeforeServer);
             } else if (config.journal() == OracleConfig.JournalKind.BOOKKEEPER) {
                 String owner = JournalClients.ownerName();
                 Serving serving = recoverAndServe(config, owner);
                 server = serving.server();
-                closeAfterServer.add(announce(config, server, serving.recovered().epoch(), owner));
+                announce(config, server, serving.recovered().epoch(), owner, closeBeforeServer, closeAfterServer);
             } else {
                 server = OracleServer.startInMemory(config);
             }
@@ -80,6 +82,7 @@ public final class OracleServerMain {
         });
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            closeAll(closeBeforeServer);
             server.close();
             closeAll(closeAfterServer);
             stopped.countDown();
@@ -93,10 +96,10 @@ public final class OracleServerMain {
      * {@code ha=true}: joins the election and stands by (tailing the journal) until first in line, then takes over.
      * Prints {@code STANDBY candidate=...} once in the election. SIGTERM while standing by leaves the election.
      */
-    private static OracleServer standByThenLead(OracleConfig config, List<AutoCloseable> closeAfterServer)
+    private static OracleServer standByThenLead(OracleConfig config, List<AutoCloseable> closeBeforeServer)
             throws IOException, InterruptedException {
         OracleCandidate candidate = OracleCandidate.join(config, JournalClients.ownerName());
-        closeAfterServer.add(candidate);
+        closeBeforeServer.add(candidate);
         Thread leaveOnExit = new Thread(candidate::close, "so-server-leave-election");
         Runtime.getRuntime().addShutdownHook(leaveOnExit);
         System.out.println("STANDBY owner=" + candidate.owner());
@@ -111,20 +114,21 @@ public final class OracleServerMain {
      * Announces a non-HA oracle in the leader znode with a ZooKeeper session of its own, closed after the server
      * (the znode goes with it; on a fatal error at once).
      */
-    private static AutoCloseable announce(OracleConfig config, OracleServer server, long epoch, String owner)
+    private static void announce(OracleConfig config, OracleServer server, long epoch, String owner,
+                                 List<AutoCloseable> closeBeforeServer, List<AutoCloseable> closeAfterServer)
             throws Exception {
         JournalSettings js = config.journalSettings();
         ZooKeeper zk = JournalClients.connectZooKeeper(js);
         try {
             LeaderRecord record = new LeaderRecord(epoch, config.ha().hostToAdvertise(config.host()),
                     server.port(), owner);
-            LeaderAnnouncement.publish(zk, js.leaderZnode(), record, server);
+            closeBeforeServer.add(LeaderAnnouncement.publish(zk, js.leaderZnode(), record, server));
+            closeAfterServer.add(zk::close);
         } catch (Exception e) {
             zk.close();
             server.close();
             throw e;
         }
-        return zk::close;
     }
 
     private static void closeAll(List<AutoCloseable> resources) {

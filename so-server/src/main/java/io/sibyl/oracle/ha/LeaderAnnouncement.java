@@ -120,8 +120,8 @@ public final class LeaderAnnouncement implements AutoCloseable {
     }
 
     /**
-     * Stops watching. The znode itself goes with the session: whoever owns the session closes it after the server
-     * (then no client is sent to an oracle that no longer answers, nor told nothing while it still does).
+     * Stops watching; call it before closing the server, so that the session closing afterwards is not taken for a
+     * fatal error. The znode itself goes with the session, which its owner closes after the server.
      */
     @Override
     public void close() {

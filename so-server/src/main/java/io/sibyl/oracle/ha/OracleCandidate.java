@@ -66,6 +66,7 @@ public final class OracleCandidate implements AutoCloseable {
     private volatile String lostLeader;
     private volatile long lostAtNanos;
     private LeaderConnectionWatch leaderWatch;
+    private volatile LeaderAnnouncement announcement;
     private volatile boolean handedOver;
     private volatile boolean closed;
     private String summary = "";
@@ -229,7 +230,7 @@ public final class OracleCandidate implements AutoCloseable {
         long t2 = System.nanoTime();
         LeaderRecord record = new LeaderRecord(r.epoch(), config.ha().hostToAdvertise(config.host()), server.port(),
                 owner);
-        LeaderAnnouncement.publish(zk, js.leaderZnode(), record, server);
+        announcement = LeaderAnnouncement.publish(zk, js.leaderZnode(), record, server);
         watchOwnCandidate(server);
         long t3 = System.nanoTime();
         RecoveredState.Stats s = r.stats();
@@ -252,6 +253,9 @@ public final class OracleCandidate implements AutoCloseable {
         Watcher w = new Watcher() {
             @Override
             public void process(WatchedEvent e) {
+                if (closed) {
+                    return; // shutting down: the session closes with the server
+                }
                 if (e.getType() == Event.EventType.NodeDeleted) {
                     server.fatalError("deposed: this oracle's election znode " + myPath + " was deleted (a standby"
                             + " judged it dead and is taking over)", null);
@@ -302,14 +306,19 @@ public final class OracleCandidate implements AutoCloseable {
     }
 
     /**
-     * Leaves the election (a standby's znode goes with its session). After a takeover the clients belong to the
-     * journal, which closes them when the server closes.
+     * Leaves the election (a standby's znode goes with its session). After a takeover, call it before closing the
+     * server: it stops the watches that would take the server's shutdown for a deposition; the clients belong to the
+     * journal, which closes them (and so the znodes) when the server closes.
      */
     @Override
     public void close() {
         closed = true;
         wake.release();
         stopWatchingLeader();
+        LeaderAnnouncement a = announcement;
+        if (a != null) {
+            a.close();
+        }
         if (!handedOver) {
             closeQuietly(bk, zk);
         }

@@ -122,7 +122,8 @@ class StandbyTakeoverTest {
                 }
                 second.process.destroy(); // SIGTERM: clean shutdown, the leader znode goes with it
                 assertTrue(second.process.waitFor(20, TimeUnit.SECONDS), "the new leader stops on SIGTERM");
-                assertFalse(second.process.isAlive());
+                assertEquals(143, second.process.exitValue(), "a clean stop, not a fatal error");
+                assertTrue(second.stderrLines("stops serving").isEmpty(), "no fatal error at shutdown");
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
                 while (LeaderZnode.read(zk, leaderZnode) != null && System.nanoTime() < deadline) {
                     Thread.sleep(10);
@@ -155,6 +156,8 @@ class StandbyTakeoverTest {
                 assertEquals(two, LeaderZnode.read(zk, leaderZnode), "the deposed oracle leaves the new record");
                 second.process.destroy();
                 assertTrue(second.process.waitFor(20, TimeUnit.SECONDS));
+                assertEquals(143, second.process.exitValue(), "a clean stop, not a fatal error");
+                assertTrue(second.stderrLines("stops serving").isEmpty(), "no fatal error at shutdown");
                 assertNull(LeaderZnode.read(zk, leaderZnode), "the record goes with a clean shutdown");
             }
         }
