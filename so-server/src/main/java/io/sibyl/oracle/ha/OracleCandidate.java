@@ -24,6 +24,9 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Consumer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
@@ -205,11 +208,39 @@ public final class OracleCandidate implements AutoCloseable {
             LOG.warn("standby: the journal tail had failed ({}); recovering from the start", e.getMessage());
         }
         long standingBy = tailer.entries();
-        r = tailed ? JournalRecovery.takeOver(bk, registry, js, owner, tailer)
-                : JournalRecovery.recover(bk, registry, js, owner);
-        long t1 = System.nanoTime();
         Relay relay = new Relay();
-        BookKeeperJournal journal = BookKeeperJournal.open(bk, registry, r.registry(), js, relay);
+        // The new journal's first ledger is created and registered while the tail is read: both only need the
+        // fenced registry, and each costs a few ZooKeeper writes.
+        CompletableFuture<BookKeeperJournal> opening = new CompletableFuture<>();
+        Consumer<LedgerRegistry.Snapshot> openJournal = fenced -> {
+            Thread t = new Thread(() -> {
+                try {
+                    opening.complete(BookKeeperJournal.open(bk, registry, fenced, js, relay));
+                } catch (Exception | Error e) {
+                    opening.completeExceptionally(e);
+                }
+            }, "sibyl-takeover-journal");
+            t.setDaemon(true);
+            t.start();
+        };
+        try {
+            r = tailed ? JournalRecovery.takeOver(bk, registry, js, owner, tailer, openJournal)
+                    : recoverThenOpen(openJournal);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            opening.thenAccept(BookKeeperJournal::close);
+            throw e;
+        }
+        long t1 = System.nanoTime();
+        BookKeeperJournal journal;
+        try {
+            journal = opening.get();
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("cannot open the journal after the takeover: " + c, c);
+        }
         handedOver = true;
         journal.closeAfterwards(bk::close, zk::close);
         long tJournal = System.nanoTime();
@@ -239,13 +270,22 @@ public final class OracleCandidate implements AutoCloseable {
                 + s.records() + " records, " + s.bytes() + " bytes) of ledgers " + r.registry().ledgers()
                 + "; last timestamp " + r.lastTimestamp() + ", T_max " + r.tMax() + ", in doubt "
                 + (r.inDoubtRange() == null ? "none" : r.inDoubtRange()) + "; takeover took " + ms(t3 - t0)
-                + " ms (fence + tail " + ms(t1 - t0) + " ms, new ledger " + ms(tJournal - t1) + " ms, state "
+                + " ms (fence + tail, new ledger meanwhile " + ms(t1 - t0) + " ms, rest of new ledger "
+                + ms(tJournal - t1) + " ms, state "
                 + ms(tState - tJournal) + " ms, first block + listen " + ms(t2 - tState) + " ms, leader znode "
                 + ms(t3 - t2) + " ms)"
                 + (lostAtNanos != 0 ? "; serving " + ms(t3 - lostAtNanos) + " ms after the old leader's connection"
                 + " dropped" : "");
         LOG.info("{}", summary);
         return server;
+    }
+
+    /** Full recovery (the standby's tail had failed), then the new journal as after a tail takeover. */
+    private RecoveredState recoverThenOpen(Consumer<LedgerRegistry.Snapshot> openJournal)
+            throws IOException, InterruptedException {
+        RecoveredState r = JournalRecovery.recover(bk, registry, js, owner);
+        openJournal.accept(r.registry());
+        return r;
     }
 
     /** A standby that deletes this candidate's znode has judged this leader dead: stop before it fences us. */

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Takes the journal over and rebuilds the oracle state from it (paper Section IV, "Recovery").
@@ -67,11 +68,25 @@ public final class JournalRecovery {
     public static RecoveredState takeOver(BookKeeper bk, LedgerRegistry registry, JournalSettings settings,
                                           String owner, JournalTailer standby)
             throws IOException, InterruptedException {
+        return takeOver(bk, registry, settings, owner, standby, fenced -> { });
+    }
+
+    /**
+     * As {@link #takeOver(BookKeeper, LedgerRegistry, JournalSettings, String, JournalTailer)}, calling
+     * {@code afterFence} with the fenced registry as soon as the registry is fenced, before the ledgers are: from
+     * then on the old writer can no longer register a ledger, so the caller may start the new journal
+     * ({@link BookKeeperJournal#open}) while the tail is read.
+     */
+    public static RecoveredState takeOver(BookKeeper bk, LedgerRegistry registry, JournalSettings settings,
+                                          String owner, JournalTailer standby,
+                                          Consumer<LedgerRegistry.Snapshot> afterFence)
+            throws IOException, InterruptedException {
         long started = System.nanoTime();
         JournalTailer.Position at = standby.position();
         JournalReplay replay = standby.replay();
         RecoveredState.Stats before = replay.stats(0, 0);
         LedgerRegistry.Snapshot fenced = registry.fence(owner);
+        afterFence.accept(fenced);
         List<Long> ledgers = fenced.ledgers();
         if (ledgers.size() < at.finished().size() || !ledgers.subList(0, at.finished().size()).equals(at.finished())) {
             throw new IOException("ledger registry " + registry.path() + " lists " + ledgers + ", which does not"
