@@ -85,4 +85,39 @@ class OracleConfigTest {
             assertTrue(help.contains("  " + key + " = "), "--help lists " + key);
         }
     }
+
+    @Test
+    void haKeysAreParsedAndBadValuesRefusedWithTheKeyNamed() {
+        Properties p = new Properties();
+        p.setProperty("journal", "bookkeeper");
+        p.setProperty("ha", "true");
+        p.setProperty("advertised.host", "oracle-1.example.com");
+        p.setProperty("ha.tail.interval.ms", "20");
+        p.setProperty("journal.leader.znode", "/prod/sibyl/leader");
+        OracleConfig c = OracleConfig.fromProperties(p);
+        assertTrue(c.ha().enabled());
+        assertEquals(20, c.ha().tailIntervalMs());
+        assertEquals("oracle-1.example.com", c.ha().hostToAdvertise("0.0.0.0"));
+        assertEquals("/prod/sibyl/leader", c.journalSettings().leaderZnode());
+        assertTrue(c.describe().containsKey("ha") && c.describe().containsKey("journal.election.znode"));
+
+        assertEquals("10.1.2.3", OracleConfig.defaults().ha().hostToAdvertise("10.1.2.3"),
+                "empty advertised.host: the bind host");
+        assertFalse(OracleConfig.defaults().ha().hostToAdvertise("0.0.0.0").equals("0.0.0.0"),
+                "binding every interface advertises this machine's name");
+
+        Properties memory = new Properties();
+        memory.setProperty("ha", "true");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> OracleConfig.fromProperties(memory));
+        assertTrue(e.getMessage().contains("journal=bookkeeper"), e.getMessage());
+        Properties badHost = new Properties();
+        badHost.setProperty("advertised.host", "host:24680/x");
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> OracleConfig.fromProperties(badHost))
+                .getMessage().contains("advertised.host"));
+        Properties badInterval = new Properties();
+        badInterval.setProperty("ha.tail.interval.ms", "0");
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> OracleConfig.fromProperties(badInterval))
+                .getMessage().contains("ha.tail.interval.ms"));
+    }
 }
