@@ -31,8 +31,16 @@ final class LeaderConnectionWatch implements AutoCloseable {
         this.port = port;
         thread = new Thread(() -> {
             String why;
+            InetSocketAddress address = new InetSocketAddress(host, port);
+            if (address.isUnresolved()) {
+                // A name this machine cannot resolve says nothing about the leader's health: deposing it would only
+                // hand leadership to a standby whose own address may be as unusable. Wait for its session instead.
+                LOG.error("standby: cannot resolve the leader's advertised host '{}' (check advertised.host); it is"
+                        + " replaced only when its ZooKeeper session ends", host);
+                return;
+            }
             try {
-                socket.connect(new InetSocketAddress(host, port), CONNECT_TIMEOUT_MS);
+                socket.connect(address, CONNECT_TIMEOUT_MS);
                 LOG.info("standby: watching the leader at {}:{} over an idle connection", host, port);
                 InputStream in = socket.getInputStream();
                 while (in.read() >= 0) {

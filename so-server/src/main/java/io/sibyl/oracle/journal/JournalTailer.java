@@ -31,6 +31,7 @@ public final class JournalTailer {
     /** How long an open ledger that is not the newest may show no progress before its metadata is read again. */
     private static final long REOPEN_STALLED_NANOS = 500_000_000L;
     private static final int READ_BATCH = 256;
+    private static final long STUCK_WARN_NANOS = 10_000_000_000L;
     /** While the ledger being read is open, the registry can only have grown behind it: look at it this often. */
     private static final long REGISTRY_REFRESH_NANOS = 200_000_000L;
 
@@ -53,6 +54,8 @@ public final class JournalTailer {
     private long currentId = -1;
     private long nextEntry;
     private long lastProgressNanos = System.nanoTime();
+    private long lastWarnNanos;
+    private long failingSinceNanos;
     private long epochSeen;
     private List<Long> ledgers = List.of();
     private long registryReadNanos;
@@ -111,6 +114,7 @@ public final class JournalTailer {
                     nextEntry = to + 1;
                     lastProgressNanos = System.nanoTime();
                 }
+                failingSinceNanos = 0;
                 if (!closed) {
                     break;
                 }
@@ -120,7 +124,17 @@ public final class JournalTailer {
                 nextEntry = 0;
             } catch (BKException | LedgerReading.ReadFailedException e) {
                 // Transient (a bookie restarting, a ledger changing under us): open it afresh at the next poll.
-                LOG.debug("standby: reading journal ledger {}: {}", id, e.getMessage());
+                long now = System.nanoTime();
+                if (failingSinceNanos == 0) {
+                    failingSinceNanos = now;
+                }
+                if (now - failingSinceNanos > STUCK_WARN_NANOS && now - lastWarnNanos > STUCK_WARN_NANOS) {
+                    LOG.warn("standby: cannot read journal ledger {} from entry {} for {} s: {}", id, nextEntry,
+                            (now - failingSinceNanos) / 1_000_000_000L, e.getMessage());
+                    lastWarnNanos = now;
+                } else {
+                    LOG.debug("standby: reading journal ledger {}: {}", id, e.getMessage());
+                }
                 closeHandle();
                 break;
             }
