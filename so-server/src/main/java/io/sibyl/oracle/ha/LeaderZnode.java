@@ -62,7 +62,8 @@ public final class LeaderZnode {
                 }
                 if (there != null && there.epoch() >= me.epoch()) {
                     throw new DeposedException("leader znode " + path + " already announces epoch " + there.epoch()
-                            + " (" + there.owner() + " at " + there.address() + "), not below ours, " + me.epoch());
+                            + " (" + there.owner() + " at " + there.address() + "), not below ours, " + me.epoch()
+                            + " (if that is another journal's leader: each journal needs its own journal.leader.znode)");
                 }
                 try {
                     // One transaction: clients never see the znode missing between the two, and it costs one write.
