@@ -1,7 +1,7 @@
 package io.sibyl.client;
 
-import io.sibyl.client.oracle.OracleProcess;
 import io.sibyl.client.oracle.OracleUnavailableException;
+import io.sibyl.oracle.ha.OracleProcess;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import org.apache.hadoop.hbase.TableName;
 import org.junit.jupiter.api.AfterAll;
@@ -45,6 +45,7 @@ class OracleFailoverTest {
     static final int ACCOUNTS = 32;
     static final long OPENING = 1000;
     static final int THREADS = 6;
+    static final long READY_MS = 60_000;
 
     private static BookKeeperCluster bookies;
 
@@ -84,10 +85,10 @@ class OracleFailoverTest {
         Map<String, String> settings = new HashMap<>();
         settings.put(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + port);
         try (OracleProcess first = new OracleProcess("restart-a", oracleFlags(root, port, false))) {
-            first.awaitReady();
+            first.awaitReady(READY_MS);
             runTransfersAcrossAFailover(settings, first, () -> {
                 OracleProcess second = new OracleProcess("restart-b", oracleFlags(root, port, false));
-                second.awaitReady();
+                second.awaitReady(READY_MS);
                 return second;
             });
         }
@@ -102,10 +103,10 @@ class OracleFailoverTest {
         settings.put(TransactionManager.ORACLE_LEADER_ZNODE, root + "/leader");
         try (OracleProcess leader = new OracleProcess("ha-a", oracleFlags(root, 0, true));
              OracleProcess standby = new OracleProcess("ha-b", oracleFlags(root, 0, true))) {
-            leader.awaitReady();
-            standby.awaitLine("STANDBY", 60_000);
+            leader.awaitReady(READY_MS);
+            standby.awaitLine("STANDBY", READY_MS);
             runTransfersAcrossAFailover(settings, leader, () -> {
-                standby.awaitReady(); // it leads now
+                standby.awaitReady(READY_MS); // it leads now
                 return null;
             });
         }

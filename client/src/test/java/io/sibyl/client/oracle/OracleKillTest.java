@@ -1,5 +1,6 @@
 package io.sibyl.client.oracle;
 
+import io.sibyl.oracle.ha.OracleProcess;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import io.sibyl.protocol.AbortedRange;
 import org.junit.jupiter.api.AfterAll;
@@ -49,7 +50,7 @@ class OracleKillTest {
         RecoveryWorkload work = new RecoveryWorkload(200);
         // The first process keeps a large commit window: T_max stays low, so what runs at the kill is above it.
         try (OracleProcess first = new OracleProcess("first", flags(zk, 1 << 16))) {
-            int port = first.awaitReady();
+            int port = first.awaitReady(30_000);
             AtomicBoolean stop = new AtomicBoolean();
             try (OracleClient c1 = OracleClient.connect("127.0.0.1", port)) {
                 List<Thread> load = work.start(c1, 6, Integer.MAX_VALUE, stop);
@@ -72,9 +73,8 @@ class OracleKillTest {
         assertTrue(work.running.size() >= 10, work.toString());
 
         try (OracleProcess second = new OracleProcess("second", flags(zk, 16))) {
-            int port = second.awaitReady();
-            String recovered = second.seen.stream().filter(l -> l.startsWith("recovered journal:")).findFirst()
-                    .orElseThrow(() -> new AssertionError("no recovery line in " + second.seen));
+            int port = second.awaitReady(30_000);
+            String recovered = second.awaitLine("recovered journal:", 1_000);
             assertTrue(recovered.contains("epoch 2") && recovered.contains("in doubt now ("), recovered);
             try (OracleClient c2 = OracleClient.connect("127.0.0.1", port)) {
                 List<AbortedRange> ranges = c2.replica().abortedRanges();

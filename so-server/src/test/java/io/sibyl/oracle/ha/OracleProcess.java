@@ -11,10 +11,10 @@ import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
-/** A so-server in its own JVM (tests and the failover benchmark): its stdout lines, stderr in a file, signals. */
-final class OracleProcess implements AutoCloseable {
+/** A so-server in its own JVM (tests here and in the client module, the failover benchmark): its stdout lines, stderr in a file, signals. */
+public final class OracleProcess implements AutoCloseable {
     final String name;
-    final Process process;
+    public final Process process;
     private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
     final List<String> seen = new ArrayList<>();
     final File stderr;
@@ -22,7 +22,7 @@ final class OracleProcess implements AutoCloseable {
     /** JVM options of a test oracle: small heap, quick start (the tests size the oracle's tables down). */
     static final List<String> TEST_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
-    OracleProcess(String name, List<String> flags) throws IOException {
+    public OracleProcess(String name, List<String> flags) throws IOException {
         this(name, TEST_JVM, flags);
     }
 
@@ -56,7 +56,7 @@ final class OracleProcess implements AutoCloseable {
     }
 
     /** Waits for a stdout line starting with {@code prefix} and returns it. */
-    String awaitLine(String prefix, long timeoutMs) throws Exception {
+    public String awaitLine(String prefix, long timeoutMs) throws Exception {
         synchronized (seen) {
             for (String l : seen) {
                 if (l.startsWith(prefix)) {
@@ -83,23 +83,23 @@ final class OracleProcess implements AutoCloseable {
     }
 
     /** Waits for READY and returns the port. */
-    int awaitReady(long timeoutMs) throws Exception {
+    public int awaitReady(long timeoutMs) throws Exception {
         return Integer.parseInt(awaitLine("READY port=", timeoutMs).substring("READY port=".length()).trim());
     }
 
     /** The owner name of an HA candidate (from its STANDBY line). */
-    String owner(long timeoutMs) throws Exception {
+    public String owner(long timeoutMs) throws Exception {
         return awaitLine("STANDBY owner=", timeoutMs).substring("STANDBY owner=".length()).trim();
     }
 
-    void signal(String sig) throws Exception {
+    public void signal(String sig) throws Exception {
         Process kill = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).inheritIO().start();
         if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
             throw new IOException("kill -" + sig + " " + process.pid() + " failed");
         }
     }
 
-    String tail() {
+    public String tail() {
         try {
             List<String> all = Files.readAllLines(stderr.toPath());
             return String.join("\n", all.subList(Math.max(0, all.size() - 60), all.size()));
@@ -109,7 +109,7 @@ final class OracleProcess implements AutoCloseable {
     }
 
     /** Every stderr line containing {@code text}. */
-    List<String> stderrLines(String text) throws IOException {
+    public List<String> stderrLines(String text) throws IOException {
         List<String> out = new ArrayList<>();
         for (String l : Files.readAllLines(stderr.toPath())) {
             if (l.contains(text)) {
