@@ -1,5 +1,7 @@
 package io.sibyl.oracle;
 
+import io.sibyl.oracle.journal.Checkpoint;
+
 /**
  * Durable log of the oracle's decision blocks. The oracle sends no reply that depends on a block until the journal
  * calls that block's callback. Implementations call callbacks in append order, on any one thread at a time.
@@ -11,6 +13,26 @@ public interface Journal extends AutoCloseable {
      * for earlier blocks.
      */
     void append(byte[] block, Runnable onDurable);
+
+    /**
+     * The caller promises to check {@link #wantsCheckpoint()} after each append and to answer with
+     * {@link #appendCheckpoint}, from the thread that owns the state. Until then a journal that rolls over ledgers
+     * does so without checkpoints (and cannot delete old ledgers).
+     */
+    default void checkpointsFollow() {
+    }
+
+    /** True when the journal wants a checkpoint of the state as of every block appended so far. */
+    default boolean wantsCheckpoint() {
+        return false;
+    }
+
+    /**
+     * Journals {@code checkpoint}, which must be the state after exactly the blocks appended so far (the sequencer's
+     * state right after it appended its last block). Journals without checkpoints ignore it.
+     */
+    default void appendCheckpoint(Checkpoint checkpoint) {
+    }
 
     /** Blocks accepted so far (for monitoring). */
     long appendedBlocks();

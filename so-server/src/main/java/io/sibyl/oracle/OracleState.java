@@ -2,6 +2,7 @@ package io.sibyl.oracle;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.sibyl.oracle.journal.Checkpoint;
 import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockWriter;
 import io.sibyl.protocol.Wire;
@@ -9,6 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -318,6 +320,19 @@ public final class OracleState {
         byte[] sealed = block.seal();
         block.start(clock);
         return sealed;
+    }
+
+    /**
+     * The journal-only state as of the last sealed block (call right after {@link #sealBlock}, before the next
+     * decision): T_max as announced, the clock, the highest timestamp reserved, the aborted set and the aborted
+     * ranges with their commits. Copies the aborted set (usually small); the journal asks for one per ledger.
+     */
+    public Checkpoint checkpoint() {
+        long[] abortedTs = new long[aborted.size()];
+        int[] n = {0};
+        aborted.forEach(ts -> abortedTs[n[0]++] = ts);
+        Arrays.sort(abortedTs);
+        return new Checkpoint(announcedTmax, clock, Math.max(clock, reservedUpTo), abortedTs, List.of(ranges));
     }
 
     /** Records in the block being built; callers seal when it grows large. */

@@ -59,6 +59,7 @@ final class Sequencer implements Runnable {
         this.log = log;
         this.config = config;
         this.alloc = alloc;
+        journal.checkpointsFollow();
     }
 
     /** True when the (single) I/O thread runs the sequencer itself. */
@@ -299,6 +300,10 @@ final class Sequencer implements Runnable {
                 sessions[i].deliver(replies[i], cursors == null ? null : cursors[i]);
             }
         });
+        if (journal.wantsCheckpoint()) {
+            // Here, and only here, the state is exactly what the journal holds: nothing decided since the append.
+            journal.appendCheckpoint(state.checkpoint());
+        }
     }
 
     /** Frames waiting for the sequencer. */

@@ -22,6 +22,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongConsumer;
 
 /**
  * The durable {@link Journal}: decision blocks go to a BookKeeper ledger, several blocks per entry (group commit),
@@ -48,6 +49,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * missing), and every unacknowledged entry is sent again in order. Recovery tolerates the duplicates this can leave
  * (see {@link JournalRecovery}).
  *
+ * <h2>Checkpoints and deletion</h2>
+ * When the oracle supplies checkpoints ({@link #checkpointsFollow()}), a full ledger is not left at once: the journal
+ * asks for a {@link Checkpoint} ({@link #wantsCheckpoint()}), which the sequencer takes right after its next append,
+ * and rolls over when that checkpoint is next to send, so it is the new ledger's first entry. Once a checkpoint is
+ * durable (delivered: it and everything before it acknowledged), the ledgers before the one holding checkpoint C are
+ * dropped from the registry and then deleted when C's clock (an upper bound of every commit timestamp journaled
+ * before C) is at or below the T_max of the newest durable checkpoint: every commit they hold is then
+ * "committed long ago", and C carries the rest of their state. {@code journal.retain.ledgers.min} keeps more.
+ *
  * <h2>Fatal errors</h2>
  * The journal stops for good, runs no further callback (so no dependent reply leaves) and tells the
  * {@link FatalErrorListener} once, when: a ledger is fenced (a newer oracle opened it for recovery); the registry was
@@ -66,6 +76,7 @@ public final class BookKeeperJournal implements Journal {
         final byte[] data;
         final int blocks;
         final ArrayList<Runnable> callbacks;
+        Checkpoint checkpoint; // non-null for a checkpoint entry
         LedgerState ledger; // where the current attempt was sent; null while waiting to be (re)sent
         int attempt;
         boolean acked;
@@ -98,6 +109,10 @@ public final class BookKeeperJournal implements Journal {
         }
     }
 
+    /** A durable checkpoint: the ledger its acknowledged copy is in, its clock and its T_max. */
+    private record CheckpointMark(long ledgerId, long clock, long tMax) {
+    }
+
     private final BookKeeper bk;
     private final LedgerRegistry registry;
     private final JournalSettings settings;
@@ -110,6 +125,10 @@ public final class BookKeeperJournal implements Journal {
     private final Watcher registryWatcher = this::onZooKeeperEvent;
     private volatile String fatalReason;
     private volatile long disconnectedSinceNanos = -1;
+    private volatile boolean checkpointsFollow;
+    private volatile boolean checkpointWanted;
+    /** Deletes a dropped ledger in BookKeeper; tests replace it to leave orphans, as a crash after the drop does. */
+    private volatile LongConsumer deleter = this::deleteLedger;
 
     // Everything below is guarded by 'this'.
     private LedgerRegistry.Snapshot registered;
@@ -132,6 +151,8 @@ public final class BookKeeperJournal implements Journal {
     private long pendingBytes;
     private long failingSinceNanos = -1;
     private boolean spaceWaiters;
+    private boolean checkpointQueued; // appended and not yet sent: no other is asked for meanwhile
+    private final ArrayDeque<CheckpointMark> durableCheckpoints = new ArrayDeque<>();
 
     // Statistics (guarded by 'this').
     private long appendedBlocks;
@@ -142,6 +163,9 @@ public final class BookKeeperJournal implements Journal {
     private long resentEntries;
     private long ledgersCreated;
     private long droppedAppends;
+    private long checkpointsAppended;
+    private long ledgersDropped;
+    private long ledgersDeleted;
 
     private BookKeeperJournal(BookKeeper bk, LedgerRegistry registry, LedgerRegistry.Snapshot fenced,
                               JournalSettings settings, FatalErrorListener listener) {
@@ -278,6 +302,45 @@ public final class BookKeeperJournal implements Journal {
         }
     }
 
+    @Override
+    public void checkpointsFollow() {
+        checkpointsFollow = true;
+    }
+
+    @Override
+    public boolean wantsCheckpoint() {
+        return checkpointWanted;
+    }
+
+    /**
+     * Queues {@code checkpoint} as an entry of its own after every block appended so far; it becomes the first entry
+     * of the next ledger. Its callback (run in delivery order, when it and everything before it are durable) records
+     * it for {@link #dropOldLedgers()}.
+     */
+    @Override
+    public void appendCheckpoint(Checkpoint checkpoint) {
+        byte[] data = checkpoint.encode();
+        synchronized (this) {
+            checkpointWanted = false;
+            if (fatal.get() || closing || checkpointQueued) {
+                return;
+            }
+            if (!batchBlocks.isEmpty()) {
+                seal();
+            }
+            Entry e = new Entry(data, 0, new ArrayList<>());
+            e.checkpoint = checkpoint;
+            e.callbacks.add(() -> checkpointDurable(e));
+            unacked.addLast(e);
+            waiting.addLast(e);
+            pendingBytes += data.length;
+            checkpointsAppended++;
+            checkpointQueued = true;
+            pump();
+        }
+        issueAdds();
+    }
+
     /** Blocks (releasing the lock) while too many bytes are unacknowledged. */
     private void awaitSpace(int bytes) {
         boolean interrupted = false;
@@ -363,6 +426,17 @@ public final class BookKeeperJournal implements Journal {
     private void send() {
         while (!waiting.isEmpty() && current != null && !rolling && inFlight < settings.maxAddsInFlight()
                 && !fatal.get()) {
+            Entry head = waiting.peekFirst();
+            if (head.checkpoint != null && head.attempt == 0) {
+                if (current.entriesSent > 0) {
+                    // A resent checkpoint may land mid-ledger (harmless: replaying it replaces the state with what
+                    // it already is); a new one opens its ledger, so recovery can start there.
+                    startRollover("ledger " + current.handle.getId() + " reached " + current.entriesSent
+                            + " entries / " + current.bytesSent + " bytes; a checkpoint starts the next");
+                    return;
+                }
+                checkpointQueued = false;
+            }
             Entry e = waiting.pollFirst();
             LedgerState l = current;
             int attempt = ++e.attempt;
@@ -373,8 +447,12 @@ public final class BookKeeperJournal implements Journal {
             inFlight++;
             outbox.addLast(new Send(e, l, attempt));
             if (l.bytesSent >= settings.ledgerMaxBytes() || l.entriesSent >= settings.ledgerMaxEntries()) {
-                startRollover("ledger " + l.handle.getId() + " reached " + l.entriesSent + " entries / "
-                        + l.bytesSent + " bytes");
+                if (!checkpointsFollow) {
+                    startRollover("ledger " + l.handle.getId() + " reached " + l.entriesSent + " entries / "
+                            + l.bytesSent + " bytes");
+                } else if (!checkpointQueued) {
+                    checkpointWanted = true; // the ledger takes what comes until the checkpoint is appended
+                }
             }
         }
     }
@@ -628,6 +706,115 @@ public final class BookKeeperJournal implements Journal {
                 ensemble--;
             }
         }
+    }
+
+    // ----------------------------------------------------------------------------------------------- deletion
+
+    private void checkpointDurable(Entry e) {
+        synchronized (this) {
+            if (e.ledger == null) {
+                return;
+            }
+            durableCheckpoints.addLast(new CheckpointMark(e.ledger.handle.getId(), e.checkpoint.clock(),
+                    e.checkpoint.tMax()));
+        }
+        try {
+            admin.execute(this::dropOldLedgers);
+        } catch (java.util.concurrent.RejectedExecutionException ex) {
+            // closed
+        }
+    }
+
+    /**
+     * Runs on the journal thread (as rollovers do, so the registry snapshot cannot change meanwhile): finds the newest
+     * durable checkpoint C whose clock is at or below the newest durable checkpoint's T_max and which leaves
+     * at least {@code journal.retain.ledgers.min} ledgers, drops every ledger before C's from the registry
+     * (compare-and-set: a deposed journal drops nothing), then deletes them in BookKeeper.
+     */
+    private void dropOldLedgers() {
+        if (fatal.get() || closing) {
+            return;
+        }
+        LedgerRegistry.Snapshot reg;
+        int drop = 0;
+        synchronized (this) {
+            reg = registered;
+            if (durableCheckpoints.isEmpty()) {
+                return;
+            }
+            long tMax = durableCheckpoints.peekLast().tMax();
+            List<Long> ledgers = reg.ledgers();
+            CheckpointMark target = null;
+            for (CheckpointMark m : durableCheckpoints) {
+                int at = ledgers.indexOf(m.ledgerId());
+                if (m.clock() > tMax) {
+                    break; // later checkpoints have later clocks
+                }
+                if (at >= 0 && ledgers.size() - at >= settings.retainLedgersMin()) {
+                    target = m;
+                    drop = at;
+                }
+            }
+            if (target == null || drop == 0) {
+                return;
+            }
+            while (durableCheckpoints.peekFirst() != target) {
+                durableCheckpoints.pollFirst();
+            }
+        }
+        List<Long> dropped = List.copyOf(reg.ledgers().subList(0, drop));
+        LedgerRegistry.Snapshot now;
+        try {
+            now = registry.dropLedgers(reg, drop);
+        } catch (LedgerRegistry.FencedException e) {
+            fatal("ledger registry taken over: " + e.getMessage(), e);
+            return;
+        } catch (IOException e) {
+            LOG.warn("cannot drop journal ledgers {} from the registry ({}); trying again after the next checkpoint",
+                    dropped, e.getMessage());
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        synchronized (this) {
+            registered = now;
+            ledgersDropped += dropped.size();
+        }
+        LOG.info("journal ledgers {} dropped from {} after a checkpoint (T_max passed their commits); {} ledgers"
+                + " registered", dropped, registry.path(), now.ledgers().size());
+        for (long id : dropped) {
+            deleter.accept(id);
+        }
+    }
+
+    private void deleteLedger(long id) {
+        bk.asyncDeleteLedger(id, (rc, ctx) -> {
+            if (rc == BKException.Code.OK || rc == BKException.Code.NoSuchLedgerExistsException
+                    || rc == BKException.Code.NoSuchLedgerExistsOnMetadataServerException) {
+                synchronized (this) {
+                    ledgersDeleted++;
+                }
+            } else {
+                // Unregistered already: nothing reads it any more; only its storage is not freed (an orphan).
+                LOG.warn("journal ledger {} was dropped from the registry but could not be deleted: {}", id,
+                        BKException.getMessage(rc));
+            }
+        }, null);
+    }
+
+    /** Test hook: what deletes a dropped ledger (a no-op leaves orphans, as a crash right after the drop does). */
+    void deleteLedgersWith(LongConsumer d) {
+        deleter = d;
+    }
+
+    /** Checkpoints appended, ledgers dropped from the registry and ledgers deleted in BookKeeper so far. */
+    public synchronized Retention retention() {
+        return new Retention(checkpointsAppended, ledgersDropped, ledgersDeleted);
+    }
+
+    /** Counters of the bounded journal: checkpoints appended, ledgers dropped from the registry, ledgers deleted. */
+    public record Retention(long checkpoints, long ledgersDropped, long ledgersDeleted) {
     }
 
     private void deleteQuietly(LedgerHandle lh) {

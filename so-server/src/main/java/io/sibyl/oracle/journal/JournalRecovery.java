@@ -22,15 +22,17 @@ import java.util.function.Consumer;
  *       {@code openLedgerNoRecovery}). BookKeeper fences it on the bookies, so the previous writer's next add fails
  *       (and its journal stops: no reply depending on an unrecovered write can leave), and closes it at the last
  *       entry that reached an ack quorum.</li>
- *   <li><b>Replay</b> every entry of every ledger, oldest ledger first, reading forwards (see {@link JournalReplay}).</li>
+ *   <li><b>Replay</b> every entry of every registered ledger, oldest ledger first, reading forwards (see
+ *       {@link JournalReplay}).</li>
  * </ol>
  *
- * <p><b>Forwards, not backwards.</b> The paper reads the log backwards until it meets a commit below T_max, and
- * bounds the aborted set's part of the read with periodic checkpoints. This journal has no checkpoints yet and keeps
- * every ledger, so the aborted set (an abort stays relevant until its FORGET, however old) can only come from the
- * whole journal: reading it forwards from the first ledger is then both simplest and complete. Once checkpoints of
- * the aborted set exist, recovery will start at the ledger holding the second-newest checkpoint, and older ledgers
- * can be deleted (issue 3, "bounded journal").
+ * <p><b>Forwards, from a checkpoint.</b> The paper reads the log backwards until it meets a commit below T_max, and
+ * bounds the aborted set's part of the read with periodic checkpoints. Here the journal itself stays bounded: each
+ * ledger the oracle rolls over to starts with a {@link Checkpoint} (T_max, the highest timestamp, the aborted set, the
+ * aborted ranges with their commits), and the ledgers before a checkpoint are deleted once T_max passed every commit
+ * in them (see {@link BookKeeperJournal}). So the first registered ledger holds a checkpoint (or is the journal's very
+ * first ledger), and reading forwards from it rebuilds the whole state: the checkpoint sets the aborted set and
+ * ranges, later records continue from there, and the commits above T_max all lie after it.
  */
 public final class JournalRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(JournalRecovery.class);
@@ -52,6 +54,7 @@ public final class JournalRecovery {
         JournalReplay replay = new JournalReplay();
         for (long ledgerId : fenced.ledgers()) {
             replayLedger(bk, ledgerId, 0, password, replay);
+            requireCheckpoint(fenced, ledgerId, replay);
         }
         long millis = (System.nanoTime() - started) / 1_000_000;
         RecoveredState state = replay.result(fenced, replay.stats(fenced.ledgers().size(), millis));
@@ -88,16 +91,31 @@ public final class JournalRecovery {
         LedgerRegistry.Snapshot fenced = registry.fence(owner);
         afterFence.accept(fenced);
         List<Long> ledgers = fenced.ledgers();
-        if (ledgers.size() < at.finished().size() || !ledgers.subList(0, at.finished().size()).equals(at.finished())) {
-            throw new IOException("ledger registry " + registry.path() + " lists " + ledgers + ", which does not"
-                    + " start with the ledgers this standby read to their end, " + at.finished());
+        int done = JournalTailer.finishedPrefix(ledgers, at.finished(), at.current());
+        long firstEntry = at.nextEntry();
+        if (done < 0 || (done < at.finished().size() && fenced.deleted() == 0)) {
+            if (fenced.deleted() == 0) {
+                throw new IOException("ledger registry " + registry.path() + " lists " + ledgers + ", which does not"
+                        + " start with the ledgers this standby read to their end, " + at.finished());
+            }
+            // The leader deleted what this standby was reading: read the journal from its first checkpoint instead.
+            LOG.info("standby fell behind deleted ledgers (at entry {} of ledger {}); takeover reads every registered"
+                    + " ledger from the first one's checkpoint", at.nextEntry(), at.current());
+            replay = new JournalReplay();
+            before = replay.stats(0, 0);
+            done = 0;
+            firstEntry = 0;
+            at = new JournalTailer.Position(List.of(), -1, 0);
         }
         byte[] password = settings.password().getBytes(StandardCharsets.UTF_8);
         List<Long> opened = new ArrayList<>();
-        for (int i = at.finished().size(); i < ledgers.size(); i++) {
-            long first = i == at.finished().size() && ledgers.get(i) == at.current() ? at.nextEntry() : 0;
+        for (int i = done; i < ledgers.size(); i++) {
+            long first = i == done && ledgers.get(i) == at.current() ? firstEntry : 0;
             replayLedger(bk, ledgers.get(i), first, password, replay);
             opened.add(ledgers.get(i));
+            if (at.current() == -1 && at.finished().isEmpty()) {
+                requireCheckpoint(fenced, ledgers.get(i), replay);
+            }
         }
         long millis = (System.nanoTime() - started) / 1_000_000;
         RecoveredState.Stats all = replay.stats(ledgers.size(), millis);
@@ -111,6 +129,15 @@ public final class JournalRecovery {
         return state;
     }
 
+    /** After the first registered ledger of a journal that lost ledgers: without a checkpoint state is missing. */
+    private static void requireCheckpoint(LedgerRegistry.Snapshot fenced, long ledgerId, JournalReplay replay)
+            throws IOException {
+        if (fenced.deleted() > 0 && ledgerId == fenced.ledgers().get(0) && replay.checkpoints() == 0) {
+            throw new IOException("journal ledger " + ledgerId + " is the first registered after " + fenced.deleted()
+                    + " older ledgers were deleted, but holds no checkpoint: the journal is incomplete");
+        }
+    }
+
     private static void replayLedger(BookKeeper bk, long ledgerId, long first, byte[] password, JournalReplay replay)
             throws IOException, InterruptedException {
         LedgerHandle lh;
@@ -118,7 +145,7 @@ public final class JournalRecovery {
             lh = bk.openLedger(ledgerId, BookKeeper.DigestType.CRC32C, password);
         } catch (BKException.BKNoSuchLedgerExistsException
                  | BKException.BKNoSuchLedgerExistsOnMetadataServerException e) {
-            // Registered ledgers are never deleted by this version; a missing one means data loss: refuse.
+            // Ledgers are unregistered before they are deleted; a registered one missing means data loss: refuse.
             throw new IOException("journal ledger " + ledgerId + " is registered but does not exist", e);
         } catch (BKException e) {
             throw new IOException("cannot open journal ledger " + ledgerId + " for recovery: " + e.getMessage(), e);

@@ -26,6 +26,11 @@ import java.util.List;
  *   <li>an ABORT_RANGE (written by a recovered oracle in its first block) is kept with the commits inside it, which
  *       are all in the commit map at that point: they committed above the T_max of that recovery, which is at or
  *       below the range's start. A repeated range is ignored.</li>
+ *   <li>a {@link Checkpoint} entry is the state of everything journaled before it, commits above T_max aside: it
+ *       <em>replaces</em> the aborted set and the aborted ranges, and raises T_max and the high-water mark. So a replay
+ *       may start at a checkpoint (the ledgers before it deleted), and replaying one after the records it sums up (a
+ *       standby that read older ledgers, a checkpoint rewritten after a write failure) changes nothing. Commits before
+ *       it are not in it: only ledgers whose commits are all at or below a later T_max are ever deleted.</li>
  * </ul>
  * Memory stays bounded by the state being rebuilt: commits at or below T_max are trimmed as T_max rises.
  */
@@ -34,7 +39,7 @@ public final class JournalReplay implements DecisionVisitor {
 
     private final List<AbortedRange> ranges = new ArrayList<>();
     private LongLongHashMap commits = new LongLongHashMap(1024);
-    private final LongLongHashMap aborted = new LongLongHashMap(1024);
+    private LongLongHashMap aborted = new LongLongHashMap(1024);
     private long tMax;
     private long maxReserved;
     private long maxTimestamp;
@@ -43,6 +48,7 @@ public final class JournalReplay implements DecisionVisitor {
     private long blocks;
     private long entries;
     private long bytes;
+    private long checkpoints;
 
     /** Replays one journal entry: a concatenation of decision blocks. */
     public void entry(byte[] data) {
@@ -52,7 +58,29 @@ public final class JournalReplay implements DecisionVisitor {
     public void entry(ByteBuf data) {
         entries++;
         bytes += data.readableBytes();
-        DecisionBlockReader.readAll(data, this);
+        if (Checkpoint.isCheckpoint(data)) {
+            checkpoint(Checkpoint.decode(data));
+        } else {
+            DecisionBlockReader.readAll(data, this);
+        }
+    }
+
+    /** Takes {@code c} as the state of everything before it (see the class comment). */
+    public void checkpoint(Checkpoint c) {
+        checkpoints++;
+        see(c.lastTimestamp());
+        tMax = Math.max(tMax, c.tMax());
+        aborted = new LongLongHashMap(Math.max(1024, c.aborted().length * 2));
+        for (long ts : c.aborted()) {
+            aborted.put(ts, 1);
+        }
+        ranges.clear();
+        ranges.addAll(c.abortedRanges());
+    }
+
+    /** Checkpoint entries replayed so far. */
+    public long checkpoints() {
+        return checkpoints;
     }
 
     @Override

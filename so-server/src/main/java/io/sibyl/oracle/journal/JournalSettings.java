@@ -26,6 +26,7 @@ import java.util.Properties;
  * @param password              BookKeeper ledger password (all oracles of one deployment must agree)
  * @param leaderZnode           ephemeral znode the serving oracle announces itself in ({@code LeaderRecord})
  * @param electionZnode         parent of the candidates' ephemeral sequential znodes ({@code so-server --ha=true})
+ * @param retainLedgersMin      ledgers kept registered at least when older ones could be deleted after a checkpoint
  */
 public record JournalSettings(
         String zkConnect,
@@ -45,7 +46,8 @@ public record JournalSettings(
         long writeRetryMs,
         String password,
         String leaderZnode,
-        String electionZnode) {
+        String electionZnode,
+        int retainLedgersMin) {
 
     /** Prefix of every journal key. */
     public static final String PREFIX = "journal.";
@@ -53,7 +55,7 @@ public record JournalSettings(
     public static JournalSettings defaults() {
         return new JournalSettings("127.0.0.1:2181", 10_000, "", "/sibyl/oracle/ledgers", 3, 2, 2,
                 64 * 1024, 1000, true, 32, 64L << 20, 256L << 20, 1_000_000, 10_000, "sibyl", "/sibyl/oracle/leader",
-                "/sibyl/oracle/election");
+                "/sibyl/oracle/election", 1);
     }
 
     public JournalSettings {
@@ -78,6 +80,7 @@ public record JournalSettings(
         require(isZnodePath(electionZnode) && !electionZnode.equals(leaderZnode)
                 && !leaderZnode.startsWith(electionZnode + "/"), "journal.election.znode (a path of its own)",
                 electionZnode);
+        require(retainLedgersMin >= 1, "journal.retain.ledgers.min", retainLedgersMin);
     }
 
     private static boolean isZnodePath(String path) {
@@ -101,45 +104,54 @@ public record JournalSettings(
     public JournalSettings withZooKeeper(String connect, String metadataUri) {
         return new JournalSettings(connect, zkSessionTimeoutMs, metadataUri, ledgersZnode, ensembleSize, writeQuorum,
                 ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode);
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode, retainLedgersMin);
     }
 
     public JournalSettings withLedgersZnode(String znode) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, znode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
                 maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode,
-                electionZnode);
+                electionZnode, retainLedgersMin);
     }
 
     public JournalSettings withQuorums(int ensemble, int write, int ack) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensemble, write,
                 ack, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode);
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode, retainLedgersMin);
     }
 
     public JournalSettings withGroupCommit(int maxBytes, long maxDelayMicros, boolean whenIdle, int addsInFlight) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, maxBytes, maxDelayMicros, whenIdle, addsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode);
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode, retainLedgersMin);
     }
 
     public JournalSettings withRollover(long maxBytes, long maxEntries) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, maxBytes, maxEntries, writeRetryMs, password, leaderZnode, electionZnode);
+                maxPendingBytes, maxBytes, maxEntries, writeRetryMs, password, leaderZnode, electionZnode, retainLedgersMin);
     }
 
     /** Copy with the leader znode and the election parent znode (docs/operations.md, "High availability"). */
     public JournalSettings withLeaderZnodes(String leader, String election) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leader, election);
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leader, election,
+                retainLedgersMin);
     }
 
     public JournalSettings withWriteRetryMs(long millis) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, millis, password, leaderZnode, electionZnode);
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, millis, password, leaderZnode, electionZnode, retainLedgersMin);
+    }
+
+    /** Copy with at least {@code min} ledgers kept registered after checkpoints allow deleting older ones. */
+    public JournalSettings withRetainLedgersMin(int min) {
+        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
+                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
+                min);
     }
 
     /**
@@ -173,7 +185,8 @@ public record JournalSettings(
                 longOf(p, "journal.write.retry.ms", d.writeRetryMs),
                 p.getProperty("journal.password", d.password),
                 p.getProperty("journal.leader.znode", d.leaderZnode).trim(),
-                p.getProperty("journal.election.znode", d.electionZnode).trim());
+                p.getProperty("journal.election.znode", d.electionZnode).trim(),
+                intOf(p, "journal.retain.ledgers.min", d.retainLedgersMin));
     }
 
     private static int intOf(Properties p, String key, int dflt) {
@@ -233,6 +246,8 @@ public record JournalSettings(
         m.put("journal.password", "*****  # BookKeeper ledger password (same on every oracle)");
         m.put("journal.leader.znode", leaderZnode + "  # ephemeral znode where the serving oracle announces itself");
         m.put("journal.election.znode", electionZnode + "  # parent of the HA candidates' znodes (ha=true)");
+        m.put("journal.retain.ledgers.min", retainLedgersMin
+                + "  # ledgers kept at least when a checkpoint lets older ones be deleted");
         return m;
     }
 }

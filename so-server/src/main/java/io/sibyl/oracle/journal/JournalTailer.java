@@ -23,6 +23,10 @@ import java.util.List;
  * so what the standby replayed is a prefix of what any recovery reads. The newest entry of an open ledger is not
  * visible until the next one confirms it; the takeover reads it.
  *
+ * <p>The leader deletes old ledgers after checkpoints. Ledgers this standby finished may vanish from the head of the
+ * registry (forgotten here too); if the one it is reading, or every one it knows, was dropped, it fell behind: it
+ * starts again with a fresh replay from the first registered ledger, which holds a checkpoint.
+ *
  * <p>Not thread-safe: {@link #start} runs {@link #poll} on its own thread; {@link #stop} ends it, after which the
  * caller owns the replay and the position.
  */
@@ -48,7 +52,7 @@ public final class JournalTailer {
     private final BookKeeper bk;
     private final LedgerRegistry registry;
     private final byte[] password;
-    private final JournalReplay replay = new JournalReplay();
+    private JournalReplay replay = new JournalReplay();
     private final List<Long> finished = new ArrayList<>();
     private LedgerHandle handle;
     private long currentId = -1;
@@ -57,6 +61,8 @@ public final class JournalTailer {
     private long lastWarnNanos;
     private long failingSinceNanos;
     private long epochSeen;
+    private long deletedSeen;
+    private long restarts;
     private List<Long> ledgers = List.of();
     private long registryReadNanos;
     private Thread thread;
@@ -85,8 +91,9 @@ public final class JournalTailer {
                 epochSeen = snap.epoch();
             }
             ledgers = snap.ledgers();
+            deletedSeen = snap.deleted();
         }
-        if (ledgers.size() < finished.size() || !ledgers.subList(0, finished.size()).equals(finished)) {
+        if (!align()) {
             throw new IOException("ledger registry " + registry.path() + " lists " + ledgers + ", which does not start"
                     + " with the ledgers already read, " + finished);
         }
@@ -142,6 +149,56 @@ public final class JournalTailer {
         return replayed;
     }
 
+    /**
+     * Lines the position up with the registry's ledger list: forgets finished ledgers the leader dropped, or starts
+     * over from the first registered ledger when the position is gone. False if the registry does not continue what
+     * was read although nothing was ever dropped (not a journal this standby can follow).
+     */
+    private boolean align() {
+        int done = finishedPrefix(ledgers, finished, currentId);
+        if (done == finished.size()) {
+            return true;
+        }
+        if (deletedSeen == 0) {
+            return false;
+        }
+        if (done >= 0) {
+            LOG.info("standby: journal ledgers {} were deleted by the leader after a checkpoint",
+                    finished.subList(0, finished.size() - done));
+            finished.subList(0, finished.size() - done).clear();
+            return true;
+        }
+        LOG.info("standby: fell behind the leader's deleted ledgers (was at entry {} of ledger {}, after {});"
+                + " starting again from the checkpoint of ledger {}", nextEntry, currentId, finished, ledgers.get(0));
+        closeHandle();
+        replay = new JournalReplay();
+        finished.clear();
+        currentId = -1;
+        nextEntry = 0;
+        restarts++;
+        return true;
+    }
+
+    /**
+     * How many of {@code registered}'s first ledgers are the tail of {@code finished} (read to their end, the
+     * registry having dropped the rest), or -1 if the registry does not continue the position {@code finished} +
+     * {@code current}: its ledgers before the one being read were dropped, or that one too.
+     */
+    static int finishedPrefix(List<Long> registered, List<Long> finished, long current) {
+        if (registered.isEmpty()) {
+            return finished.isEmpty() ? 0 : -1;
+        }
+        int from = finished.indexOf(registered.get(0));
+        if (from < 0) {
+            return registered.get(0) == current || (finished.isEmpty() && current == -1) ? 0 : -1;
+        }
+        List<Long> kept = finished.subList(from, finished.size());
+        if (registered.size() < kept.size() || !registered.subList(0, kept.size()).equals(kept)) {
+            return -1;
+        }
+        return kept.size();
+    }
+
     private void openCurrent(long id) throws BKException, InterruptedException, IOException {
         closeHandle();
         if (currentId != id) {
@@ -152,7 +209,12 @@ public final class JournalTailer {
             handle = bk.openLedgerNoRecovery(id, BookKeeper.DigestType.CRC32C, password);
         } catch (BKException.BKNoSuchLedgerExistsException
                  | BKException.BKNoSuchLedgerExistsOnMetadataServerException e) {
-            throw new IOException("journal ledger " + id + " is registered but does not exist", e);
+            LedgerRegistry.Snapshot now = registry.read();
+            if (now.ledgers().contains(id)) {
+                throw new IOException("journal ledger " + id + " is registered but does not exist", e);
+            }
+            registryReadNanos = 0; // dropped by the leader since we read the registry: catch up at the next poll
+            throw e;
         }
         lastProgressNanos = System.nanoTime();
     }
@@ -217,6 +279,11 @@ public final class JournalTailer {
     /** The state replayed so far. */
     public JournalReplay replay() {
         return replay;
+    }
+
+    /** Times this standby fell behind deleted ledgers and started again from a checkpoint. */
+    public long restarts() {
+        return restarts;
     }
 
     /** Entries replayed so far. */

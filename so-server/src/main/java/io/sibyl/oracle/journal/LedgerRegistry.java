@@ -24,28 +24,44 @@ import java.util.List;
  * epoch 7
  * owner host/pid/random
  * ledgers 12 15 16
+ * deleted 9
  * </pre>
+ * The {@code deleted} line (absent while no ledger was ever dropped, so older registries read unchanged) counts the
+ * ledgers dropped from the head of the list after a checkpoint ({@link #dropLedgers}). When it is non-zero, the first
+ * listed ledger holds a checkpoint, and recovery insists on finding one there.
  */
 public final class LedgerRegistry {
     private static final String MAGIC = "sibyl-ledgers 1";
     private static final int ATTEMPTS = 30;
     private static final long RETRY_SLEEP_MS = 100;
 
-    /** One version of the registry: {@code version} is the znode version, -1 when the znode does not exist. */
-    public record Snapshot(long epoch, String owner, List<Long> ledgers, int version) {
+    /**
+     * One version of the registry: {@code version} is the znode version, -1 when the znode does not exist;
+     * {@code deleted} counts the ledgers ever dropped from the head of the list.
+     */
+    public record Snapshot(long epoch, String owner, List<Long> ledgers, int version, long deleted) {
         public Snapshot {
             ledgers = List.copyOf(ledgers);
+        }
+
+        /** A registry from which no ledger was ever dropped. */
+        public Snapshot(long epoch, String owner, List<Long> ledgers, int version) {
+            this(epoch, owner, ledgers, version, 0);
         }
 
         Snapshot withLedger(long ledgerId) {
             List<Long> l = new ArrayList<>(ledgers);
             l.add(ledgerId);
-            return new Snapshot(epoch, owner, l, version);
+            return new Snapshot(epoch, owner, l, version, deleted);
+        }
+
+        Snapshot withVersion(int v) {
+            return new Snapshot(epoch, owner, ledgers, v, deleted);
         }
 
         /** Same content (ignoring the znode version). */
         boolean sameContent(Snapshot o) {
-            return epoch == o.epoch && owner.equals(o.owner) && ledgers.equals(o.ledgers);
+            return epoch == o.epoch && owner.equals(o.owner) && ledgers.equals(o.ledgers) && deleted == o.deleted;
         }
     }
 
@@ -96,15 +112,16 @@ public final class LedgerRegistry {
     public Snapshot fence(String owner) throws IOException, InterruptedException {
         for (int attempt = 1; ; attempt++) {
             Snapshot current = read();
-            Snapshot next = new Snapshot(current.epoch() + 1, owner, current.ledgers(), current.version());
+            Snapshot next = new Snapshot(current.epoch() + 1, owner, current.ledgers(), current.version(),
+                    current.deleted());
             try {
                 if (current.version() < 0) {
                     createParents();
                     zk.create(path, encode(next), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
-                    return new Snapshot(next.epoch(), owner, next.ledgers(), 0);
+                    return next.withVersion(0);
                 }
                 Stat stat = zk.setData(path, encode(next), current.version());
-                return new Snapshot(next.epoch(), owner, next.ledgers(), stat.getVersion());
+                return next.withVersion(stat.getVersion());
             } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException e) {
                 // Someone else fenced or wrote meanwhile (or our own write went through before a connection loss):
                 // read again; if the content is ours, we won.
@@ -130,11 +147,32 @@ public final class LedgerRegistry {
      * @throws FencedException if anyone else changed the registry since {@code expected}
      */
     public Snapshot addLedger(Snapshot expected, long ledgerId) throws IOException, InterruptedException {
-        Snapshot next = expected.withLedger(ledgerId);
+        return replace(expected, expected.withLedger(ledgerId), "register ledger " + ledgerId);
+    }
+
+    /**
+     * Drops the first {@code count} ledgers if the registry is still exactly {@code expected} (same epoch fence as
+     * {@link #addLedger}): the caller deletes them in BookKeeper only after this returns, so a crash in between
+     * leaves unregistered ledgers that nothing reads (orphans), never a registered ledger that is gone.
+     *
+     * @throws FencedException if anyone else changed the registry since {@code expected}
+     */
+    public Snapshot dropLedgers(Snapshot expected, int count) throws IOException, InterruptedException {
+        if (count < 1 || count >= expected.ledgers().size()) {
+            throw new IllegalArgumentException("cannot drop " + count + " of the ledgers " + expected.ledgers()
+                    + " (at least the newest stays)");
+        }
+        Snapshot next = new Snapshot(expected.epoch(), expected.owner(),
+                expected.ledgers().subList(count, expected.ledgers().size()), expected.version(),
+                expected.deleted() + count);
+        return replace(expected, next, "drop ledgers " + expected.ledgers().subList(0, count));
+    }
+
+    private Snapshot replace(Snapshot expected, Snapshot next, String what) throws IOException, InterruptedException {
         for (int attempt = 1; ; attempt++) {
             try {
                 Stat stat = zk.setData(path, encode(next), expected.version());
-                return new Snapshot(next.epoch(), next.owner(), next.ledgers(), stat.getVersion());
+                return next.withVersion(stat.getVersion());
             } catch (KeeperException.BadVersionException | KeeperException.NoNodeException e) {
                 Snapshot now = read();
                 if (now.sameContent(next) && now.version() == expected.version() + 1) {
@@ -143,9 +181,9 @@ public final class LedgerRegistry {
                 throw new FencedException("ledger registry " + path + " changed under epoch " + expected.epoch()
                         + ": now epoch " + now.epoch() + " of " + now.owner());
             } catch (KeeperException.ConnectionLossException e) {
-                retryOrThrow(attempt, "register ledger " + ledgerId, e);
+                retryOrThrow(attempt, what, e);
             } catch (KeeperException e) {
-                throw new IOException("registering ledger " + ledgerId + " in " + path + ": " + e.getMessage(), e);
+                throw new IOException(what + " in " + path + ": " + e.getMessage(), e);
             }
         }
     }
@@ -178,6 +216,9 @@ public final class LedgerRegistry {
             b.append(' ').append(id);
         }
         b.append('\n');
+        if (s.deleted() > 0) {
+            b.append("deleted ").append(s.deleted()).append('\n');
+        }
         return b.toString().getBytes(StandardCharsets.UTF_8);
     }
 
@@ -196,7 +237,11 @@ public final class LedgerRegistry {
                     ledgers.add(Long.parseLong(t));
                 }
             }
-            return new Snapshot(epoch, owner, ledgers, version);
+            long deleted = 0;
+            if (lines.length > 4 && lines[4].startsWith("deleted ")) {
+                deleted = Long.parseLong(lines[4].substring(8).trim());
+            }
+            return new Snapshot(epoch, owner, ledgers, version, deleted);
         } catch (NumberFormatException e) {
             throw new IOException("malformed ledger registry znode", e);
         }

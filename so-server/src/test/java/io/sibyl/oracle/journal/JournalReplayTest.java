@@ -105,6 +105,9 @@ class JournalReplayTest {
         LedgerRegistry.Snapshot empty = new LedgerRegistry.Snapshot(1, "x", List.of(), 0);
         assertEquals(empty, LedgerRegistry.decode(LedgerRegistry.encode(empty), 0));
         assertThrows(java.io.IOException.class, () -> LedgerRegistry.decode("garbage".getBytes(), 0));
+        assertFalse(new String(LedgerRegistry.encode(s)).contains("deleted"), "no line while nothing was dropped");
+        LedgerRegistry.Snapshot dropped = new LedgerRegistry.Snapshot(42, "host/1/abc", List.of(12L), 8, 2);
+        assertEquals(dropped, LedgerRegistry.decode(LedgerRegistry.encode(dropped), 8));
     }
 
     @Test
@@ -124,7 +127,13 @@ class JournalReplayTest {
         assertEquals("zk+null://127.0.0.1:2181/ledgers", s.effectiveMetadataServiceUri());
         assertEquals("zk+null://a:1;b:2/ledgers",
                 s.withZooKeeper("a:1,b:2", "").effectiveMetadataServiceUri());
-        assertEquals(18, s.describe().size());
+        assertEquals(19, s.describe().size());
+        assertEquals(1, s.retainLedgersMin());
+        Properties retain = new Properties();
+        retain.setProperty("journal.retain.ledgers.min", "4");
+        assertEquals(4, JournalSettings.fromProperties(retain).retainLedgersMin());
+        retain.setProperty("journal.retain.ledgers.min", "0");
+        assertThrows(IllegalArgumentException.class, () -> JournalSettings.fromProperties(retain));
         assertEquals("/sibyl/oracle/leader", s.leaderZnode());
         assertEquals("/sibyl/oracle/election", s.electionZnode());
         Properties leader = new Properties();
