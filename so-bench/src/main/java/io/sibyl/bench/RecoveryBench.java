@@ -187,9 +187,10 @@ public final class RecoveryBench {
                 r.aborted().length, r.abortedRanges().size());
         System.out.printf(Locale.ROOT, "RECOVER ledgers=%d entries=%d blocks=%d records=%d bytes=%d transactions=%d"
                         + " commits=%d aborts=%d jvm_to_main_ms=%d connect_ms=%.0f recover_ms=%.0f"
-                        + " ms_per_million_txn=%.0f bytes_per_txn=%.1f%n", st.ledgers(), st.entries(), st.blocks(),
+                        + " ms_per_million_txn=%.0f bytes_per_txn=%.1f checkpoints=%d%n", st.ledgers(), st.entries(), st.blocks(),
                 st.records(), st.bytes(), txns, count.commits, count.aborts, jvmToMain, connectMs, recoverMs,
-                txns == 0 ? Double.NaN : recoverMs * 1e6 / txns, txns == 0 ? Double.NaN : (double) st.bytes() / txns);
+                txns == 0 ? Double.NaN : recoverMs * 1e6 / txns, txns == 0 ? Double.NaN : (double) st.bytes() / txns,
+                count.checkpoints);
         return 0;
     }
 
@@ -369,7 +370,12 @@ public final class RecoveryBench {
             for (long first = 0; first <= last; first += 4096) {
                 Enumeration<LedgerEntry> e = lh.readEntries(first, Math.min(last, first + 4095));
                 while (e.hasMoreElements()) {
-                    DecisionBlockReader.readAll(Unpooled.wrappedBuffer(e.nextElement().getEntry()), c);
+                    io.netty.buffer.ByteBuf data = Unpooled.wrappedBuffer(e.nextElement().getEntry());
+                    if (io.sibyl.oracle.journal.Checkpoint.isCheckpoint(data)) {
+                        c.checkpoints++;
+                    } else {
+                        DecisionBlockReader.readAll(data, c);
+                    }
                 }
             }
             lh.close();
@@ -379,6 +385,7 @@ public final class RecoveryBench {
 
     /** Counts the transactions with an outcome in the journal. */
     private static final class Count implements DecisionVisitor {
+        long checkpoints;
         long commits;
         long aborts;
 

@@ -2,6 +2,7 @@ package io.sibyl.bench;
 
 import io.netty.buffer.ByteBuf;
 import io.sibyl.oracle.LongLongHashMap;
+import io.sibyl.oracle.journal.Checkpoint;
 import io.sibyl.oracle.journal.LedgerRegistry;
 import io.sibyl.oracle.journal.RecoveredState;
 import io.sibyl.protocol.AbortedRange;
@@ -27,7 +28,7 @@ final class ReplayPrototype implements DecisionVisitor {
     private long[] commitTs = new long[1 << 16];
     private int head;
     private int size;
-    private final LongLongHashMap aborted = new LongLongHashMap(1024);
+    private LongLongHashMap aborted = new LongLongHashMap(1024);
     private final List<AbortedRange> ranges = new ArrayList<>();
     private long tMax;
     private long maxReserved;
@@ -36,7 +37,26 @@ final class ReplayPrototype implements DecisionVisitor {
     long outOfOrder;
 
     void entry(ByteBuf data) {
-        DecisionBlockReader.readAll(data, this);
+        if (Checkpoint.isCheckpoint(data)) {
+            checkpoint(Checkpoint.decode(data));
+        } else {
+            DecisionBlockReader.readAll(data, this);
+        }
+    }
+
+    /** A checkpoint is the state of everything before it (JournalReplay's rule); commits above T_max stay. */
+    private void checkpoint(Checkpoint c) {
+        if (c.lastTimestamp() > maxTimestamp) {
+            maxTimestamp = c.lastTimestamp();
+        }
+        onTmax(c.tMax());
+        records--; // onTmax counted it as a record
+        aborted = new LongLongHashMap(Math.max(1024, c.aborted().length * 2));
+        for (long ts : c.aborted()) {
+            aborted.put(ts, 1);
+        }
+        ranges.clear();
+        ranges.addAll(c.abortedRanges());
     }
 
     @Override
