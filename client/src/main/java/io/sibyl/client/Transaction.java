@@ -106,19 +106,6 @@ public final class Transaction {
         return startTs;
     }
 
-    /**
-     * Ends a transaction that wrote nothing at the oracle, without waiting for a begin still in flight (a rollback
-     * must not wait out a failover): a late answer is finished as it arrives, a lost one needs nothing.
-     */
-    synchronized void finishWithoutWaiting() {
-        if (startTs != 0) {
-            begunOn.finish(startTs);
-            return;
-        }
-        OracleClient client = begunOn;
-        startReply.thenAccept(client::finish);
-    }
-
     private RuntimeException beginFailed(RuntimeException cause) {
         manager.beginFailed(this, "could not begin: " + cause.getMessage());
         return cause;

@@ -270,7 +270,7 @@ public final class TransactionManager implements AutoCloseable {
                     + " is already committed and cannot be rolled back");
         }
         if (!tx.hasSentWrites()) {
-            tx.finishWithoutWaiting();
+            tx.begunOn().finish(tx.getStartTimestamp());
             finished(tx);
             tx.markRolledBack(null);
             return;

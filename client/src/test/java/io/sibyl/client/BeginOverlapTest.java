@@ -87,16 +87,6 @@ class BeginOverlapTest {
     }
 
     @Test
-    void rollingBackBeforeTheBeginIsAnsweredDoesNotWaitForTheAnswer() {
-        long snapshot = tm.oracle().begin().join();
-        Transaction tx = beganWithAnswerHeldBack(snapshot, 5_000);
-        long t0 = System.nanoTime();
-        tm.rollback(tx);
-        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(4), "rollback waited for the begin's answer");
-        assertEquals(Transaction.Status.ROLLED_BACK, tx.getStatus());
-    }
-
-    @Test
     void aBeginTheOracleRefusesSurfacesAtFirstUseAndEndsTheTransaction() {
         OracleException refused = new OracleException(7, "too many transactions are running");
         Transaction tx = new Transaction(tm, tm.oracle(), CompletableFuture.failedFuture(refused), Long.MAX_VALUE);
