@@ -115,14 +115,14 @@ public class TTable implements Closeable {
     /** Reads several rows in one batch (one HBase multi-get, plus one per round of deeper version fetches). */
     public Result[] get(Transaction tx, List<Get> gets) throws IOException {
         checkUsable(tx);
-        long upTo = readBound(tx);
+        long ts = tx.getStartTimestamp();
         int nv = tx.manager().settings().readVersions();
         List<Get> raw = new ArrayList<>(gets.size());
         for (Get g : gets) {
             validate(g);
             Get r = new Get(g);
             r.setFilter(null);
-            r.setTimeRange(0, upTo);
+            r.setTimeRange(0, ts + 1);
             r.readVersions(nv);
             r.setMaxResultsPerColumnFamily(-1);
             r.setRowOffsetPerColumnFamily(0);
@@ -131,10 +131,8 @@ public class TTable implements Closeable {
         }
         Result[] out = new Result[gets.size()];
         List<List<Cell>> resolved;
-        long ts;
         try (Table t = connection.getTable(name)) {
             Result[] fetched = raw.size() == 1 ? new Result[] {t.get(raw.get(0))} : t.get(raw);
-            ts = tx.getStartTimestamp(); // the begin's round trip overlapped the fetch
             SnapshotReader reader = new SnapshotReader(tx, t, nv);
             for (int i = 0; i < out.length; i++) {
                 Get g = gets.get(i);
@@ -163,16 +161,6 @@ public class TTable implements Closeable {
             }
         }
         return out;
-    }
-
-    /**
-     * Upper bound (exclusive) of the versions to fetch: the snapshot's, or every version while the begin is still in
-     * flight. Versions above the snapshot are then skipped when the fetch is resolved, since their writers started
-     * after it; if that leaves a column with no version in the snapshot, older ones are fetched as usual.
-     */
-    static long readBound(Transaction tx) {
-        long ts = tx.knownStartTimestamp();
-        return ts == 0 ? Long.MAX_VALUE : ts + 1;
     }
 
     /** True if the row (or the selected columns) has something visible to the transaction. */

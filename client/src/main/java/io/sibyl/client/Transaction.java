@@ -2,7 +2,6 @@ package io.sibyl.client;
 
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleException;
-import io.sibyl.client.oracle.OracleUnavailableException;
 import io.sibyl.client.oracle.RowIds;
 import io.sibyl.client.oracle.Visibility;
 import org.apache.hadoop.hbase.TableName;
@@ -15,7 +14,6 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -36,12 +34,8 @@ public final class Transaction {
 
     private final TransactionManager manager;
     /** The connection the transaction began on: its replica holds this snapshot, even after a failover. */
-    private volatile OracleClient begunOn;
-    /** 0 while the begin request is in flight. */
-    private volatile long startTs;
-    /** The oracle's answer to the begin request; replaced if the connection is lost before it arrives. */
-    private CompletableFuture<Long> startReply; // guarded by this while startTs == 0
-    private final long beginDeadlineNanos;
+    private final OracleClient begunOn;
+    private final long startTs;
     private volatile Status status = Status.RUNNING;
     private volatile long commitTs;
     /** Why the transaction can no longer be used, when it was finished in an unusual way. */
@@ -53,62 +47,15 @@ public final class Transaction {
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
-    /** A transaction whose begin request was sent on {@code client}; {@code startReply} brings its timestamp. */
-    Transaction(TransactionManager manager, OracleClient client, CompletableFuture<Long> startReply,
-                long beginDeadlineNanos) {
+    Transaction(TransactionManager manager, OracleClient begunOn, long startTs) {
         this.manager = manager;
-        this.begunOn = client;
-        this.startReply = startReply;
-        this.beginDeadlineNanos = beginDeadlineNanos;
+        this.begunOn = begunOn;
+        this.startTs = startTs;
     }
 
-    /**
-     * The start timestamp T_s: the snapshot this transaction reads, and the version of every cell it writes.
-     * {@link TransactionManager#begin()} does not wait for the oracle's answer (so a first read overlaps it); this
-     * waits for it if it has not arrived yet.
-     *
-     * @throws io.sibyl.client.oracle.OracleUnavailableException if no oracle answered the begin within the failover
-     *         timeout; the transaction is then rolled back
-     * @throws OracleException if the oracle refused to begin it (too many running transactions); likewise
-     */
+    /** The start timestamp T_s: the snapshot this transaction reads, and the version of every cell it writes. */
     public long getStartTimestamp() {
-        long ts = startTs;
-        return ts != 0 ? ts : awaitStart();
-    }
-
-    /** T_s if the oracle has answered the begin, else 0 (without waiting). */
-    long knownStartTimestamp() {
         return startTs;
-    }
-
-    private synchronized long awaitStart() {
-        while (startTs == 0) {
-            OracleClient client = begunOn;
-            try {
-                long ts = startReply.join();
-                startTs = ts;
-            } catch (CompletionException e) {
-                RuntimeException cause = e.getCause() instanceof RuntimeException re ? re : e;
-                // A begin lost with its connection left nothing behind: ask the oracle that serves now.
-                boolean lost = cause instanceof OracleUnavailableException && !client.isOpen();
-                if (!lost || System.nanoTime() > beginDeadlineNanos) {
-                    throw beginFailed(cause);
-                }
-                try {
-                    OracleClient next = manager.connection().current();
-                    startReply = next.begin();
-                    begunOn = next;
-                } catch (OracleException failover) {
-                    throw beginFailed(failover);
-                }
-            }
-        }
-        return startTs;
-    }
-
-    private RuntimeException beginFailed(RuntimeException cause) {
-        manager.beginFailed(this, "could not begin: " + cause.getMessage());
-        return cause;
     }
 
     /**
@@ -130,7 +77,7 @@ public final class Transaction {
 
     @Override
     public String toString() {
-        return "Transaction{startTs=" + (startTs == 0 ? "pending" : startTs) + ", status=" + status
+        return "Transaction{startTs=" + startTs + ", status=" + status
                 + (status == Status.COMMITTED ? ", commitTs=" + commitTs : "") + "}";
     }
 
@@ -138,9 +85,8 @@ public final class Transaction {
         return manager;
     }
 
-    /** The oracle connection this transaction began on (closed after a failover); waits for the begin. */
+    /** The oracle connection this transaction began on (closed after a failover). */
     OracleClient begunOn() {
-        getStartTimestamp();
         return begunOn;
     }
 
@@ -150,7 +96,7 @@ public final class Transaction {
         String how = finishedHow;
         if (s != Status.RUNNING || how != null) {
             String what = how != null ? how : (s == Status.COMMITTED ? "already committed" : "already rolled back");
-            throw new IllegalStateException("transaction " + (startTs == 0 ? "(not begun)" : startTs) + " is " + what
+            throw new IllegalStateException("transaction " + startTs + " is " + what
                     + ": reads and writes need a running transaction; begin a new one");
         }
         manager.checkOpen();
@@ -160,7 +106,6 @@ public final class Transaction {
 
     /** Is the version written by the transaction that started at {@code writerTs} in this snapshot? */
     boolean sees(long writerTs) throws IOException {
-        long startTs = getStartTimestamp();
         if (writerTs == startTs) {
             return true;
         }
@@ -244,9 +189,8 @@ public final class Transaction {
 
     /** Sends every buffered write to HBase. */
     synchronized void flush() throws IOException {
-        long ts = writes.isEmpty() ? 0 : getStartTimestamp();
         for (TableWrites w : writes.values()) {
-            w.flush(ts);
+            w.flush(startTs);
         }
         bufferedBytes = 0;
     }

@@ -173,18 +173,28 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     /**
-     * Starts a transaction: sends the request for its start timestamp and returns without waiting for the answer,
-     * so the transaction's first read from HBase overlaps that round trip ({@link Transaction#getStartTimestamp()}
-     * and every operation that needs the timestamp wait for it). If the oracle connection is lost, waits (up to
-     * {@value #FAILOVER_TIMEOUT_MS}) for an oracle to take over and begins there.
+     * Starts a transaction: one round trip to the oracle for its start timestamp. If the oracle connection is lost,
+     * waits (up to {@value #FAILOVER_TIMEOUT_MS}) for an oracle to take over and begins there.
      *
-     * @throws OracleUnavailableException if no oracle is connected and none answered within the failover timeout
+     * @throws OracleUnavailableException if no oracle answered within the failover timeout
      */
     public Transaction begin() {
         checkOpen();
-        OracleClient client = oracle.current();
-        Transaction tx = new Transaction(this, client, client.begin(),
-                System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L);
+        long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
+        Transaction tx;
+        while (true) {
+            OracleClient client = oracle.current();
+            try {
+                tx = new Transaction(this, client, client.begin().join());
+                break;
+            } catch (CompletionException e) {
+                // A begin lost with its connection left nothing behind: the oracle aborts what a lost connection ran.
+                boolean lost = e.getCause() instanceof OracleUnavailableException && !client.isOpen();
+                if (!lost || System.nanoTime() > deadline) {
+                    throw e.getCause() instanceof RuntimeException re ? re : e;
+                }
+            }
+        }
         running.add(tx);
         if (closed) { // closed concurrently: do not leave it running at the oracle
             rollback(tx);
@@ -394,12 +404,6 @@ public final class TransactionManager implements AutoCloseable {
 
     private void finished(Transaction tx) {
         running.remove(tx);
-    }
-
-    /** The oracle never gave the transaction a start timestamp: it is over, with nothing to undo. */
-    void beginFailed(Transaction tx, String why) {
-        finished(tx);
-        tx.markRolledBack(why);
     }
 
     private void abortAtOracle(Transaction tx) {

@@ -65,7 +65,7 @@ final class TransactionalScanner implements ResultScanner {
         this.buffered = rows == null ? Collections.emptyIterator() : rows.entrySet().iterator();
         Scan s = new Scan(userScan);
         s.setFilter(null);
-        s.setTimeRange(0, TTable.readBound(tx)); // opening the scanner may overlap the begin's round trip
+        s.setTimeRange(0, tx.getStartTimestamp() + 1);
         s.readVersions(nv);
         s.setBatch(-1);
         s.setAllowPartialResults(false);
