@@ -50,9 +50,10 @@ import java.util.function.LongConsumer;
  * (see {@link JournalRecovery}).
  *
  * <h2>Checkpoints and deletion</h2>
- * When the oracle supplies checkpoints ({@link #checkpointsFollow()}), a full ledger is not left at once: the journal
- * asks for a {@link Checkpoint} ({@link #wantsCheckpoint()}), which the sequencer takes right after its next append,
- * and rolls over when that checkpoint is next to send, so it is the new ledger's first entry. Once a checkpoint is
+ * When the oracle supplies checkpoints ({@link #checkpointsFollow()}), the size limits count entries as they are
+ * sealed: once the entries since the last checkpoint fill a ledger, the journal asks for a {@link Checkpoint}
+ * ({@link #wantsCheckpoint()}), which the sequencer takes right after its next append, and rolls over when that
+ * checkpoint is next to send, so it is the new ledger's first entry. Once a checkpoint is
  * durable (delivered: it and everything before it acknowledged), the ledgers before the one holding checkpoint C are
  * dropped from the registry and then deleted when C's clock (an upper bound of every commit timestamp journaled
  * before C) is at or below the T_max of the newest durable checkpoint: every commit they hold is then
@@ -151,7 +152,8 @@ public final class BookKeeperJournal implements Journal {
     private long pendingBytes;
     private long failingSinceNanos = -1;
     private boolean spaceWaiters;
-    private boolean checkpointQueued; // appended and not yet sent: no other is asked for meanwhile
+    private long entriesSinceCheckpoint; // sealed since the last checkpoint (or the start): the next ledger's size
+    private long bytesSinceCheckpoint;
     private final ArrayDeque<CheckpointMark> durableCheckpoints = new ArrayDeque<>();
 
     // Statistics (guarded by 'this').
@@ -322,7 +324,7 @@ public final class BookKeeperJournal implements Journal {
         byte[] data = checkpoint.encode();
         synchronized (this) {
             checkpointWanted = false;
-            if (fatal.get() || closing || checkpointQueued) {
+            if (fatal.get() || closing) {
                 return;
             }
             if (!batchBlocks.isEmpty()) {
@@ -335,7 +337,8 @@ public final class BookKeeperJournal implements Journal {
             waiting.addLast(e);
             pendingBytes += data.length;
             checkpointsAppended++;
-            checkpointQueued = true;
+            entriesSinceCheckpoint = 0;
+            bytesSinceCheckpoint = 0;
             pump();
         }
         issueAdds();
@@ -416,6 +419,13 @@ public final class BookKeeperJournal implements Journal {
         unacked.addLast(e);
         waiting.addLast(e);
         sealedEntries++;
+        // Counted in append order, not when sent: the checkpoint must follow the entries that fill the ledger.
+        entriesSinceCheckpoint++;
+        bytesSinceCheckpoint += data.length;
+        if (checkpointsFollow && (entriesSinceCheckpoint >= settings.ledgerMaxEntries()
+                || bytesSinceCheckpoint >= settings.ledgerMaxBytes())) {
+            checkpointWanted = true;
+        }
     }
 
     /**
@@ -435,7 +445,6 @@ public final class BookKeeperJournal implements Journal {
                             + " entries / " + current.bytesSent + " bytes; a checkpoint starts the next");
                     return;
                 }
-                checkpointQueued = false;
             }
             Entry e = waiting.pollFirst();
             LedgerState l = current;
@@ -446,13 +455,10 @@ public final class BookKeeperJournal implements Journal {
             l.entriesSent++;
             inFlight++;
             outbox.addLast(new Send(e, l, attempt));
-            if (l.bytesSent >= settings.ledgerMaxBytes() || l.entriesSent >= settings.ledgerMaxEntries()) {
-                if (!checkpointsFollow) {
-                    startRollover("ledger " + l.handle.getId() + " reached " + l.entriesSent + " entries / "
-                            + l.bytesSent + " bytes");
-                } else if (!checkpointQueued) {
-                    checkpointWanted = true; // the ledger takes what comes until the checkpoint is appended
-                }
+            if (!checkpointsFollow
+                    && (l.bytesSent >= settings.ledgerMaxBytes() || l.entriesSent >= settings.ledgerMaxEntries())) {
+                startRollover("ledger " + l.handle.getId() + " reached " + l.entriesSent + " entries / "
+                        + l.bytesSent + " bytes");
             }
         }
     }
