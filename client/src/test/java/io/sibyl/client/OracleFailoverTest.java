@@ -101,14 +101,15 @@ class OracleFailoverTest {
         settings.put(TransactionManager.ORACLE_ADDRESS, "");
         settings.put(TransactionManager.ORACLE_ZK_CONNECT, bookies.zkConnect());
         settings.put(TransactionManager.ORACLE_LEADER_ZNODE, root + "/leader");
-        try (OracleProcess leader = new OracleProcess("ha-a", oracleFlags(root, 0, true));
-             OracleProcess standby = new OracleProcess("ha-b", oracleFlags(root, 0, true))) {
-            leader.awaitReady(READY_MS);
-            standby.awaitLine("STANDBY", READY_MS);
-            runTransfersAcrossAFailover(settings, leader, () -> {
-                standby.awaitReady(READY_MS); // it leads now
-                return null;
-            });
+        try (OracleProcess leader = new OracleProcess("ha-a", oracleFlags(root, 0, true))) {
+            leader.awaitReady(READY_MS); // elected first: the standby starts only now
+            try (OracleProcess standby = new OracleProcess("ha-b", oracleFlags(root, 0, true))) {
+                standby.awaitLine("STANDBY", READY_MS);
+                runTransfersAcrossAFailover(settings, leader, () -> {
+                    standby.awaitReady(READY_MS); // it leads now
+                    return null;
+                });
+            }
         }
     }
 
