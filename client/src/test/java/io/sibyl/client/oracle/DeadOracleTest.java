@@ -255,6 +255,10 @@ class DeadOracleTest {
                     f.get(5, TimeUnit.SECONDS); // answered before the oracle went away: fine
                 } catch (ExecutionException e) {
                     Throwable cause = unwrap(e);
+                    if (cause instanceof OracleException oe && !(oe instanceof OracleUnavailableException)
+                            && oe.code() == Wire.ERR_OVERLOADED) {
+                        continue; // answered before the close: the running-transaction limit was reached first
+                    }
                     assertInstanceOf(OracleUnavailableException.class, cause, "wrong failure: " + cause);
                     failed++;
                 }
