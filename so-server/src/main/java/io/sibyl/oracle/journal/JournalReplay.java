@@ -18,14 +18,17 @@ import java.util.List;
  * failed-and-rewritten suffix leaves (see {@link BookKeeperJournal}) do no harm:
  * <ul>
  *   <li>T_max and the timestamp high-water mark (RESERVE limits and every timestamp seen) are maxima;</li>
- *   <li>commits go into a start->commit map, and those at or below T_max are dropped (as the oracle does), so order
- *       does not matter;</li>
+ *   <li>commits above T_max are kept ascending by commit timestamp, and those at or below T_max are dropped (as the
+ *       oracle does). One oracle journals its commits in commit-timestamp order and a recovered oracle starts above
+ *       every earlier timestamp, so a COMMIT normally lands at the end. One that does not (a rewritten suffix
+ *       repeating commits, or one a failed add lost the first time around) is looked up and skipped if already
+ *       there, inserted in its place otherwise, so the result never depends on that order;</li>
  *   <li>the aborted set applies ABORT (add) and FORGET (remove) in replay order; a rewritten suffix replays, in the
  *       original order, every record after its first unacknowledged one, so the last record for each timestamp is
  *       the right one;</li>
  *   <li>an ABORT_RANGE (written by a recovered oracle in its first block) is kept with the commits inside it, which
- *       are all in the commit map at that point: they committed above the T_max of that recovery, which is at or
- *       below the range's start. A repeated range is ignored.</li>
+ *       are all among the kept commits at that point: they committed above the T_max of that recovery, which is at
+ *       or below the range's start. A repeated range is ignored.</li>
  *   <li>a {@link Checkpoint} entry is the state of everything journaled before it, commits above T_max aside: it
  *       <em>replaces</em> the aborted set and the aborted ranges, and raises T_max and the high-water mark. So a replay
  *       may start at a checkpoint (the ledgers before it deleted), and replaying one after the records it sums up (a
@@ -36,14 +39,22 @@ import java.util.List;
  */
 public final class JournalReplay implements DecisionVisitor {
     private static final Logger LOG = LoggerFactory.getLogger(JournalReplay.class);
+    private static final int INITIAL_CAPACITY = 1 << 16;
 
     private final List<AbortedRange> ranges = new ArrayList<>();
-    private LongLongHashMap commits = new LongLongHashMap(1024);
+    /*
+     * The commits above T_max are (starts[i], commitTs[i]) for head <= i < size, ascending by commit timestamp.
+     * Sorted parallel arrays rather than a map: the commits arrive in order, so keeping them is an append, raising
+     * T_max moves head past a prefix, and the result is a copy of the slice (no hashing, no sort).
+     */
+    private long[] starts = new long[INITIAL_CAPACITY];
+    private long[] commitTs = new long[INITIAL_CAPACITY];
+    private int head;
+    private int size;
     private LongLongHashMap aborted = new LongLongHashMap(1024);
     private long tMax;
     private long maxReserved;
     private long maxTimestamp;
-    private int trimAt = 1 << 16;
     private long records;
     private long blocks;
     private long entries;
@@ -69,7 +80,7 @@ public final class JournalReplay implements DecisionVisitor {
     public void checkpoint(Checkpoint c) {
         checkpoints++;
         see(c.lastTimestamp());
-        tMax = Math.max(tMax, c.tMax());
+        raiseTmax(c.tMax());
         aborted = new LongLongHashMap(Math.max(1024, c.aborted().length * 2));
         for (long ts : c.aborted()) {
             aborted.put(ts, 1);
@@ -84,17 +95,45 @@ public final class JournalReplay implements DecisionVisitor {
     }
 
     @Override
-    public void onCommit(long startTs, long commitTs) {
+    public void onCommit(long startTs, long commit) {
         records++;
-        see(commitTs);
-        if (commitTs <= tMax) {
+        see(commit);
+        if (commit <= tMax) {
             return;
         }
-        commits.put(startTs, commitTs);
-        if (commits.size() >= trimAt) {
-            trim();
-            trimAt = Math.max(1 << 16, commits.size() * 2);
+        int at = size;
+        if (size > head && commit <= commitTs[size - 1]) {
+            int found = Arrays.binarySearch(commitTs, head, size, commit);
+            if (found >= 0) {
+                return; // a rewritten suffix repeats it
+            }
+            at = -found - 1;
         }
+        if (size == commitTs.length) {
+            at -= head;
+            makeRoom();
+        }
+        if (at < size) {
+            System.arraycopy(starts, at, starts, at + 1, size - at);
+            System.arraycopy(commitTs, at, commitTs, at + 1, size - at);
+        }
+        starts[at] = startTs;
+        commitTs[at] = commit;
+        size++;
+    }
+
+    /** Moves the live commits to the front, doubling the arrays if they would still be more than half full. */
+    private void makeRoom() {
+        int live = size - head;
+        int capacity = live * 2 > commitTs.length ? commitTs.length * 2 : commitTs.length;
+        long[] s = capacity == starts.length ? starts : new long[capacity];
+        long[] c = capacity == commitTs.length ? commitTs : new long[capacity];
+        System.arraycopy(starts, head, s, 0, live);
+        System.arraycopy(commitTs, head, c, 0, live);
+        starts = s;
+        commitTs = c;
+        head = 0;
+        size = live;
     }
 
     @Override
@@ -114,7 +153,17 @@ public final class JournalReplay implements DecisionVisitor {
     public void onTmax(long newTmax) {
         records++;
         see(newTmax);
-        tMax = Math.max(tMax, newTmax);
+        raiseTmax(newTmax);
+    }
+
+    private void raiseTmax(long newTmax) {
+        if (newTmax <= tMax) {
+            return;
+        }
+        tMax = newTmax;
+        // Ascending by commit timestamp: the commits now at or below T_max are a prefix of the live slice.
+        int cut = Arrays.binarySearch(commitTs, head, size, newTmax);
+        head = cut >= 0 ? cut + 1 : -cut - 1;
     }
 
     @Override
@@ -135,21 +184,22 @@ public final class JournalReplay implements DecisionVisitor {
         }
         if (tMax > from) {
             // Cannot happen with this oracle (the range starts at or above the T_max it recovered); commits of the
-            // range at or below T_max may already be trimmed and would then read as aborted.
+            // range at or below T_max are already trimmed and would then read as aborted.
             LOG.warn("journal: aborted range ({}, {}] starts below T_max {}", from, to, tMax);
         }
-        long[][] inside = {new long[16]};
-        int[] n = {0};
-        commits.forEach((start, commit) -> {
+        long[] inside = new long[16];
+        int n = 0;
+        for (int i = head; i < size; i++) {
+            long start = starts[i];
             if (start > from && start <= to) {
-                if (n[0] == inside[0].length) {
-                    inside[0] = Arrays.copyOf(inside[0], n[0] * 2);
+                if (n == inside.length) {
+                    inside = Arrays.copyOf(inside, n * 2);
                 }
-                inside[0][n[0]++] = start;
+                inside[n++] = start;
             }
-        });
-        long[] committed = Arrays.copyOf(inside[0], n[0]);
-        Arrays.sort(committed);
+        }
+        long[] committed = Arrays.copyOf(inside, n);
+        Arrays.sort(committed); // in commit order, not start order
         ranges.add(new AbortedRange(from, to, committed));
     }
 
@@ -162,17 +212,6 @@ public final class JournalReplay implements DecisionVisitor {
         if (ts > maxTimestamp) {
             maxTimestamp = ts;
         }
-    }
-
-    private void trim() {
-        LongLongHashMap kept = new LongLongHashMap(Math.max(1024, commits.size()));
-        long limit = tMax;
-        commits.forEach((start, commit) -> {
-            if (commit > limit) {
-                kept.put(start, commit);
-            }
-        });
-        commits = kept;
     }
 
     public long tMax() {
@@ -188,28 +227,14 @@ public final class JournalReplay implements DecisionVisitor {
         return records;
     }
 
-    /** The state replayed so far. */
+    /** The state replayed so far; replay may go on afterwards (the result holds copies). */
     public RecoveredState result(LedgerRegistry.Snapshot registry, RecoveredState.Stats stats) {
-        trim();
-        int n = commits.size();
-        long[] commitTs = new long[n];
-        LongLongHashMap startOf = new LongLongHashMap(Math.max(16, n));
-        int[] i = {0};
-        commits.forEach((start, commit) -> {
-            commitTs[i[0]++] = commit;
-            startOf.put(commit, start);
-        });
-        Arrays.sort(commitTs);
-        long[] starts = new long[n];
-        for (int k = 0; k < n; k++) {
-            starts[k] = startOf.get(commitTs[k], 0);
-        }
         long[] abortedTs = new long[aborted.size()];
         int[] j = {0};
         aborted.forEach((ts, one) -> abortedTs[j[0]++] = ts);
         Arrays.sort(abortedTs);
-        return new RecoveredState(lastTimestamp(), maxReserved, tMax, starts, commitTs, abortedTs, ranges, registry,
-                stats);
+        return new RecoveredState(lastTimestamp(), maxReserved, tMax, Arrays.copyOfRange(starts, head, size),
+                Arrays.copyOfRange(commitTs, head, size), abortedTs, ranges, registry, stats);
     }
 
     /** Counters so far: entries, blocks, records, bytes. */

@@ -34,13 +34,25 @@ import java.util.List;
  * @param abortedRanges    the ABORT_RANGE records of earlier recoveries, oldest first, with their commits
  * @param registry         the registry as fenced by this recovery: pass it to {@link BookKeeperJournal#open}
  * @param stats            what was read
+ * @param inDoubtRange     the range of start timestamps the new oracle aborts, or null: see {@link #inDoubtRange()}
  */
 public record RecoveredState(long lastTimestamp, long maxReserved, long tMax, long[] commitStarts,
                              long[] commitTimestamps, long[] aborted, List<AbortedRange> abortedRanges,
-                             LedgerRegistry.Snapshot registry, Stats stats) {
+                             LedgerRegistry.Snapshot registry, Stats stats, AbortedRange inDoubtRange) {
 
     public RecoveredState {
         abortedRanges = List.copyOf(abortedRanges);
+    }
+
+    /**
+     * The state with its {@link #inDoubtRange()} computed from the rest, once: it copies and sorts the starts of the
+     * commits above T_max (hundreds of thousands after a busy oracle), and logging and {@link #isInDoubt} need it.
+     */
+    public RecoveredState(long lastTimestamp, long maxReserved, long tMax, long[] commitStarts,
+                          long[] commitTimestamps, long[] aborted, List<AbortedRange> abortedRanges,
+                          LedgerRegistry.Snapshot registry, Stats stats) {
+        this(lastTimestamp, maxReserved, tMax, commitStarts, commitTimestamps, aborted, abortedRanges, registry, stats,
+                AbortedRange.afterRecovery(tMax, lastTimestamp, abortedRanges, commitStarts));
     }
 
     /** An oracle state that continues this journal (clock, T_max, commits, aborted set, aborted ranges). */
@@ -52,8 +64,9 @@ public record RecoveredState(long lastTimestamp, long maxReserved, long tMax, lo
      * The range of start timestamps the new oracle aborts (those without a commit or abort record), or null if it is
      * empty: {@code (max(tMax, end of the newest earlier range), lastTimestamp]}.
      */
+    @Override
     public AbortedRange inDoubtRange() {
-        return AbortedRange.afterRecovery(tMax, lastTimestamp, abortedRanges, commitStarts);
+        return inDoubtRange;
     }
 
     /** Ledgers, entries, blocks, records and bytes read, and how long recovery took. */
@@ -94,8 +107,7 @@ public record RecoveredState(long lastTimestamp, long maxReserved, long tMax, lo
                 return r.isInDoubt(startTs);
             }
         }
-        AbortedRange fresh = inDoubtRange();
-        return fresh != null && fresh.isInDoubt(startTs);
+        return inDoubtRange != null && inDoubtRange.isInDoubt(startTs);
     }
 
     /** Epoch the recovering oracle now holds in the ledger registry. */
@@ -107,7 +119,7 @@ public record RecoveredState(long lastTimestamp, long maxReserved, long tMax, lo
     public String toString() {
         return "RecoveredState[lastTimestamp=" + lastTimestamp + ", maxReserved=" + maxReserved + ", tMax=" + tMax
                 + ", commits above T_max=" + commitStarts.length + ", aborted=" + aborted.length + ", aborted ranges=" + abortedRanges
-                + ", in doubt=" + inDoubtRange() + ", epoch="
+                + ", in doubt=" + inDoubtRange + ", epoch="
                 + registry.epoch() + ", ledgers=" + registry.ledgers() + ", " + stats + "]";
     }
 }
