@@ -55,6 +55,7 @@ public final class DemoFlags {
                 "  --help           this text",
                 "Environment: SIBYL_DEMO_JAVA_OPTS (the demo JVM, default -Xms1g -Xmx1g -XX:+UseParallelGC),",
                 "SIBYL_DEMO_ORACLE_OPTS (each oracle, default -Xms256m -Xmx256m -XX:+UseParallelGC),",
+                "SIBYL_DEMO_BOOKIES_OPTS (ZooKeeper + bookies, default -Xms256m -Xmx512m -XX:+UseParallelGC),",
                 "SIBYL_DEMO_LOGS (directory for the processes' logs, default bench-out/sibyl-demo).");
     }
 
