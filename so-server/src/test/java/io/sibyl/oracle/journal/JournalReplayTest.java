@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Properties;
 import java.util.Random;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -76,6 +77,107 @@ class JournalReplayTest {
             }
             model.assertRecovered(replay(journal));
         }
+    }
+
+    /**
+     * A ledger acknowledged the blocks with commits 2 and 4, and 8 and 10 (a later entry reached the bookies), but not
+     * the one with 6; the journal wrote 6, 8 and 10 again. So COMMITs arrive out of commit order: 6 after 10, then 8
+     * and 10 again. The repeats are skipped, 6 goes in its place, and the result is ascending.
+     */
+    @Test
+    void commitOutOfCommitOrderFromARewrittenSuffix() {
+        byte[] first = block(w -> {
+            w.commit(1, 2);
+            w.commit(3, 4);
+        });
+        byte[] lost = block(w -> w.commit(5, 6));
+        byte[] later = block(w -> {
+            w.commit(7, 8);
+            w.commit(9, 10);
+        });
+        RecoveredState r = replay(List.of(first, later, lost, later));
+        assertArrayEquals(new long[] {2, 4, 6, 8, 10}, r.commitTimestamps());
+        assertArrayEquals(new long[] {1, 3, 5, 7, 9}, r.commitStarts());
+        assertEquals(6, r.commitTimestampOf(5));
+        assertFalse(r.isInDoubt(5));
+        assertEquals(first.length + later.length + lost.length + later.length, r.stats().bytes());
+    }
+
+    /**
+     * Commits in random order with repeats, T_max rising now and then, across the replay's initial capacity (so
+     * out-of-order inserts also land while it compacts or grows): the result is every commit above the final T_max,
+     * each once, ascending, with its own start.
+     */
+    @Test
+    void commitsInAnyOrderWithRepeatsEndSortedAndUnique() {
+        Random rnd = new Random(11);
+        JournalReplay r = new JournalReplay();
+        java.util.TreeMap<Long, Long> all = new java.util.TreeMap<>();
+        long next = 10;
+        long tMax = 0;
+        for (int i = 0; i < 300_000; i++) {
+            int what = rnd.nextInt(100);
+            if (what < 80 || all.isEmpty()) {
+                next += 2 + 2 * rnd.nextInt(2); // leaves gaps a later COMMIT may fill
+                r.onCommit(next - 1, next);
+                all.put(next, next - 1);
+            } else if (what < 95) {
+                long c = next - 2 * rnd.nextInt(50); // a repeat, or a gap filled out of order
+                if (c > 10) {
+                    r.onCommit(c - 1, c);
+                    all.put(c, c - 1);
+                }
+            } else if (rnd.nextInt(20) == 0) {
+                tMax = Math.max(tMax, next - rnd.nextInt(300_000));
+                r.onTmax(tMax);
+            }
+        }
+        java.util.SortedMap<Long, Long> kept = all.tailMap(tMax + 1);
+        RecoveredState s = r.result(REG, r.stats(1, 0));
+        assertEquals(tMax, s.tMax());
+        assertEquals(kept.size(), s.commitCount());
+        long[] expectedCommits = kept.keySet().stream().mapToLong(Long::longValue).toArray();
+        long[] expectedStarts = kept.values().stream().mapToLong(Long::longValue).toArray();
+        assertArrayEquals(expectedCommits, s.commitTimestamps());
+        assertArrayEquals(expectedStarts, s.commitStarts());
+    }
+
+    /**
+     * A T_MAX keeps exactly the commits above it: one at T_max is dropped, one just above stays; a lower T_MAX
+     * (replayed from a rewritten suffix) changes nothing, nor does a commit at or below T_max arriving later; a
+     * checkpoint raises T_max like a T_MAX record; the arrays keep working once everything was trimmed.
+     */
+    @Test
+    void tMaxTrimsExactlyTheCommitsAtOrBelowIt() {
+        JournalReplay r = new JournalReplay();
+        for (long c = 10; c <= 100; c += 10) {
+            r.onCommit(c - 5, c);
+        }
+        r.onTmax(30);
+        assertArrayEquals(new long[] {40, 50, 60, 70, 80, 90, 100}, r.result(REG, r.stats(1, 0)).commitTimestamps());
+        r.onTmax(45);
+        r.onTmax(20);
+        r.onCommit(41, 42);
+        r.onCommit(15, 20);
+        RecoveredState s = r.result(REG, r.stats(1, 0));
+        assertEquals(45, s.tMax());
+        assertArrayEquals(new long[] {50, 60, 70, 80, 90, 100}, s.commitTimestamps());
+        assertArrayEquals(new long[] {45, 55, 65, 75, 85, 95}, s.commitStarts());
+        r.checkpoint(new Checkpoint(90, 100, 100, new long[0], List.of()));
+        assertArrayEquals(new long[] {100}, r.result(REG, r.stats(1, 0)).commitTimestamps());
+        r.onTmax(1000);
+        assertEquals(0, r.result(REG, r.stats(1, 0)).commitCount());
+        r.onCommit(1001, 1002);
+        r.onCommit(999, 1000);
+        assertArrayEquals(new long[] {1002}, r.result(REG, r.stats(1, 0)).commitTimestamps());
+        assertArrayEquals(new long[] {1001}, r.result(REG, r.stats(1, 0)).commitStarts());
+    }
+
+    private static byte[] block(java.util.function.Consumer<io.sibyl.protocol.DecisionBlockWriter> records) {
+        io.sibyl.protocol.DecisionBlockWriter w = new io.sibyl.protocol.DecisionBlockWriter();
+        w.start(0);
+        records.accept(w);
+        return w.seal();
     }
 
     @Test
