@@ -186,6 +186,7 @@ public final class DemoMain {
         sleepUntil(start + f.durationSeconds * 1_000_000_000L);
         long stopAt = System.nanoTime();
         w.stop();
+        progress.interrupt(); // its next line would land inside the report
         for (Thread t : threads) {
             t.join(120_000);
             if (t.isAlive()) {
@@ -205,6 +206,9 @@ public final class DemoMain {
         long interval = 5;
         for (long s = interval; ; s += interval) {
             sleepUntil(start + s * 1_000_000_000L);
+            if (Thread.currentThread().isInterrupted()) {
+                return;
+            }
             long c = w.committed.get();
             long a = w.aborted.get();
             OUT.printf(Locale.ROOT, "  %3d s: %6d committed (%5.0f/s), %4d aborted (%4.0f/s), %4d audits%n", s, c,
