@@ -46,7 +46,10 @@ public final class DemoMain {
         this.f = f;
     }
 
-    /** Runs the demo; exit status 0 only if the final balance check passed and no audit saw a wrong total. */
+    /**
+     * Runs the demo; exit status 0 only if the final balance check passed, no audit saw a wrong total, no transfer
+     * failed with an error, and (with a failover) transfers committed again after the kill.
+     */
     public static void main(String[] args) {
         quietLogging();
         int code;
@@ -197,7 +200,14 @@ public final class DemoMain {
 
         Ledger.Check check = ledger.check(DemoWorkload.readAll(tm, accounts, f.accounts));
         report(w, clock, killed, elapsed, check);
-        return check.pass() && w.auditViolations.get() == 0 ? 0 : 1;
+        boolean recovered = !clock.wasKilled() || clock.killToFirstNewCommitMs() >= 0;
+        if (!recovered) {
+            OUT.println("FAIL: no transfer begun after the leader was killed committed");
+        }
+        if (w.errors.get() > 0) {
+            OUT.println("FAIL: " + w.errors.get() + " transfers failed with an error");
+        }
+        return check.pass() && w.auditViolations.get() == 0 && w.errors.get() == 0 && recovered ? 0 : 1;
     }
 
     private void progress(DemoWorkload w, long start) {
