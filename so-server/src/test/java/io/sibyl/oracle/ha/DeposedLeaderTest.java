@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -46,56 +47,57 @@ class DeposedLeaderTest {
         ZooKeeper zk = cluster.zooKeeper(s);
         // The smallest session the test ZooKeeper grants: the frozen leader is replaced a few seconds after SIGSTOP.
         String session = "--journal.zk.session.timeout.ms=2000";
-        try (OracleProcess first = new OracleProcess("first", StandbyTakeoverTest.haFlags(cluster, "frozen", session));
-             OracleProcess second = new OracleProcess("second",
-                     StandbyTakeoverTest.haFlags(cluster, "frozen", session))) {
-            int firstPort = first.awaitReady(30_000);
-            second.owner(30_000);
-            LeaderRecord before = LeaderZnode.read(zk, leaderZnode);
-            assertNotNull(before);
-            assertEquals(firstPort, before.port());
+        List<String> flags = StandbyTakeoverTest.haFlags(cluster, "frozen", session);
+        try (OracleProcess first = new OracleProcess("first", flags)) {
+            int firstPort = first.awaitReady(30_000); // elected first: the standby starts only now
+            try (OracleProcess second = new OracleProcess("second", flags)) {
+                second.owner(30_000);
+                LeaderRecord before = LeaderZnode.read(zk, leaderZnode);
+                assertNotNull(before);
+                assertEquals(firstPort, before.port());
 
-            try (RawOracleClient old = RawOracleClient.connect("127.0.0.1", firstPort, 30_000)) {
-                long committedBefore = old.begin();
-                assertEquals(Wire.COMMITTED, old.commit(committedBefore, 1, 2).type());
-                long running = old.begin(); // still running when the leader is deposed
+                try (RawOracleClient old = RawOracleClient.connect("127.0.0.1", firstPort, 30_000)) {
+                    long committedBefore = old.begin();
+                    assertEquals(Wire.COMMITTED, old.commit(committedBefore, 1, 2).type());
+                    long running = old.begin(); // still running when the leader is deposed
 
-                first.signal("STOP");
-                long frozenAt = System.nanoTime();
-                int newPort = second.awaitReady(60_000);
-                System.out.printf("standby took over %.1f s after SIGSTOP of the leader%n",
-                        (System.nanoTime() - frozenAt) / 1e9);
-                LeaderRecord after = LeaderZnode.read(zk, leaderZnode);
-                assertNotNull(after);
-                assertTrue(after.epoch() > before.epoch(), "epoch " + after.epoch() + " > " + before.epoch());
-                assertEquals(newPort, after.port());
+                    first.signal("STOP");
+                    long frozenAt = System.nanoTime();
+                    int newPort = second.awaitReady(60_000);
+                    System.out.printf("standby took over %.1f s after SIGSTOP of the leader%n",
+                            (System.nanoTime() - frozenAt) / 1e9);
+                    LeaderRecord after = LeaderZnode.read(zk, leaderZnode);
+                    assertNotNull(after);
+                    assertTrue(after.epoch() > before.epoch(), "epoch " + after.epoch() + " > " + before.epoch());
+                    assertEquals(newPort, after.port());
 
-                long newStart;
-                try (RawOracleClient fresh = RawOracleClient.connect("127.0.0.1", newPort, 5000)) {
-                    newStart = fresh.begin();
-                    assertEquals(Wire.COMMITTED, fresh.commit(newStart, 1, 2, 3).type());
+                    long newStart;
+                    try (RawOracleClient fresh = RawOracleClient.connect("127.0.0.1", newPort, 5000)) {
+                        newStart = fresh.begin();
+                        assertEquals(Wire.COMMITTED, fresh.commit(newStart, 1, 2, 3).type());
+                    }
+
+                    first.signal("CONT");
+                    try {
+                        RawOracleClient.Reply r = old.commit(running, 4, 5);
+                        fail("the deposed leader answered a commit after the takeover: " + r);
+                    } catch (IOException expected) {
+                        System.out.println("deposed leader's client: " + expected);
+                    }
+                    assertTrue(first.process.waitFor(30, TimeUnit.SECONDS), "the deposed leader exits");
+                    assertEquals(1, first.process.exitValue(), "fatal error exit status");
+                    System.out.println("deposed leader: " + first.stderrLines("stops serving"));
+
+                    try (RawOracleClient fresh = RawOracleClient.connect("127.0.0.1", newPort, 5000)) {
+                        assertEquals(Wire.STATUS_ABORTED, fresh.query(running).value(),
+                                "the transaction running on the deposed leader is aborted");
+                        RawOracleClient.Reply committed = fresh.query(committedBefore);
+                        assertTrue(committed.value() == Wire.STATUS_COMMITTED
+                                || committed.value() == Wire.STATUS_COMMITTED_LONG_AGO, "" + committed);
+                        assertTrue(newStart > running, "timestamps keep rising across the takeover");
+                    }
+                    assertEquals(after, LeaderZnode.read(zk, leaderZnode), "the new leader stays announced");
                 }
-
-                first.signal("CONT");
-                try {
-                    RawOracleClient.Reply r = old.commit(running, 4, 5);
-                    fail("the deposed leader answered a commit after the takeover: " + r);
-                } catch (IOException expected) {
-                    System.out.println("deposed leader's client: " + expected);
-                }
-                assertTrue(first.process.waitFor(30, TimeUnit.SECONDS), "the deposed leader exits");
-                assertEquals(1, first.process.exitValue(), "fatal error exit status");
-                System.out.println("deposed leader: " + first.stderrLines("stops serving"));
-
-                try (RawOracleClient fresh = RawOracleClient.connect("127.0.0.1", newPort, 5000)) {
-                    assertEquals(Wire.STATUS_ABORTED, fresh.query(running).value(),
-                            "the transaction running on the deposed leader is aborted");
-                    RawOracleClient.Reply committed = fresh.query(committedBefore);
-                    assertTrue(committed.value() == Wire.STATUS_COMMITTED
-                            || committed.value() == Wire.STATUS_COMMITTED_LONG_AGO, "" + committed);
-                    assertTrue(newStart > running, "timestamps keep rising across the takeover");
-                }
-                assertEquals(after, LeaderZnode.read(zk, leaderZnode), "the new leader stays announced");
             }
         }
     }

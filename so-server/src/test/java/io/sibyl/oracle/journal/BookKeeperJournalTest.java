@@ -221,7 +221,11 @@ class BookKeeperJournalTest {
         assertTrue(first.journal().stats().ledgersCreated() > 3, "rolled over: " + first.journal().stats());
 
         // Crash: the clients vanish without closing the journal or its ledger.
-        first.bk().close();
+        try {
+            first.bk().close();
+        } catch (RuntimeException e) {
+            // BookKeeper 4.17 may fail an outstanding add's callback while closing (NPE); the client is gone anyway.
+        }
         first.zk().close();
 
         Opened second = open(s);
