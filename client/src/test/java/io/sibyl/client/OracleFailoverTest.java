@@ -4,11 +4,10 @@ import io.sibyl.client.oracle.OracleUnavailableException;
 import io.sibyl.oracle.ha.OracleProcess;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import org.apache.hadoop.hbase.TableName;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -47,19 +46,8 @@ class OracleFailoverTest {
     static final int THREADS = 6;
     static final long READY_MS = 60_000;
 
-    private static BookKeeperCluster bookies;
-
-    @BeforeAll
-    static void startBookies() throws Exception {
-        bookies = new BookKeeperCluster(3);
-    }
-
-    @AfterAll
-    static void stopBookies() throws Exception {
-        if (bookies != null) {
-            bookies.close();
-        }
-    }
+    @RegisterExtension
+    static final BookKeeperCluster bookies = BookKeeperCluster.perTestClass(3);
 
     /** so-server flags for a journal of its own (registry, leader znode and election under {@code root}). */
     private static List<String> oracleFlags(String root, int port, boolean ha) {

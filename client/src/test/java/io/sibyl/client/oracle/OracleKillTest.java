@@ -3,10 +3,9 @@ package io.sibyl.client.oracle;
 import io.sibyl.oracle.ha.OracleProcess;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import io.sibyl.protocol.AbortedRange;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -23,19 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class OracleKillTest {
-    private static BookKeeperCluster cluster;
-
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = new BookKeeperCluster(3);
-    }
-
-    @AfterAll
-    static void stopCluster() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
 
     private static List<String> flags(String zk, int recentCommits) {
         return List.of("--port=0", "--host=127.0.0.1", "--journal=bookkeeper", "--journal.zk.connect=" + zk,

@@ -7,10 +7,9 @@ import io.sibyl.oracle.journal.JournalBootstrap;
 import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.oracle.journal.RecoveredState;
 import io.sibyl.protocol.AbortedRange;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.net.Socket;
@@ -43,19 +42,8 @@ class OracleRecoveryTest {
             .withCapacities(1 << 16, 1 << 14, 1 << 12).withReplication(20, 64 << 20);
     private static final OracleConfig TIGHT = ROOMY.withCapacities(1 << 16, 16, 1 << 12);
 
-    private static BookKeeperCluster cluster;
-
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = new BookKeeperCluster(3);
-    }
-
-    @AfterAll
-    static void stopCluster() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
 
     /** An oracle started the way so-server starts it: recover, then serve with a journal that continues. */
     record Oracle(OracleServer server, RecoveredState recovered) implements AutoCloseable {

@@ -5,10 +5,9 @@ import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.protocol.LeaderRecord;
 import io.sibyl.protocol.Wire;
 import org.apache.zookeeper.ZooKeeper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.util.List;
@@ -26,19 +25,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class DeposedLeaderTest {
-    private static BookKeeperCluster cluster;
-
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = new BookKeeperCluster(3);
-    }
-
-    @AfterAll
-    static void stopCluster() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
 
     @Test
     void frozenLeaderCommitsNothingAfterStandbyTakesOver() throws Exception {

@@ -8,10 +8,9 @@ import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.protocol.LeaderRecord;
 import io.sibyl.protocol.Wire;
 import org.apache.zookeeper.ZooKeeper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -30,19 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ElectionChainTest {
-    private static BookKeeperCluster cluster;
-
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = new BookKeeperCluster(3);
-    }
-
-    @AfterAll
-    static void stopCluster() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
 
     private static OracleConfig config(JournalSettings s) {
         return OracleConfig.defaults().withPort(0).withCapacities(4096, 4096, 4096)

@@ -51,7 +51,7 @@ public final class FailoverBench {
         }
         List<String> jvm = Arrays.asList(oracleJvm.trim().split("\\s+"));
         int code = 1;
-        try (BookKeeperCluster cluster = new BookKeeperCluster(3)) {
+        try (BookKeeperCluster cluster = BookKeeperCluster.start(3)) {
             code = run(cluster, rounds, threads, warmupMs, pauseMicros, jvm, oracleFlags);
         } finally {
             System.exit(code);

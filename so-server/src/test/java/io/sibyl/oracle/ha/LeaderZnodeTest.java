@@ -6,10 +6,9 @@ import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.protocol.LeaderRecord;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.concurrent.TimeUnit;
 
@@ -20,19 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 /** The leader znode's rules on a real ZooKeeper: ephemeral, stale records of lower epochs replaced, never newer. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LeaderZnodeTest {
-    private static BookKeeperCluster cluster;
-
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = new BookKeeperCluster(1);
-    }
-
-    @AfterAll
-    static void stopCluster() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(1);
 
     @Test
     void newLeaderReplacesTheRecordOfADeadLeadersLingeringSession() throws Exception {

@@ -4,6 +4,9 @@ import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.conf.ServerConfiguration;
 import org.apache.bookkeeper.util.LocalBookKeeper;
 import org.apache.zookeeper.ZooKeeper;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -12,11 +15,12 @@ import java.util.List;
 
 /**
  * In-process ZooKeeper and bookies for the journal tests (../shared/stack-notes.md): one per test class, about 2 s to
- * start. Bookies flush their journal when its queue is empty, so adds are acknowledged in about a millisecond.
+ * start; {@code @RegisterExtension static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);}
+ * starts it before the class's tests and stops it after them. Bookies flush their journal when its queue is empty, so adds are acknowledged in about a millisecond.
  * Public (and shipped in so-server's test jar) for the client module's recovery tests. A JVM running it with
  * assertions on needs {@code --add-opens java.base/java.io=ALL-UNNAMED} (see so-server/pom.xml).
  */
-public final class BookKeeperCluster implements AutoCloseable {
+public final class BookKeeperCluster implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
     static {
         // Quiet the cluster's own logging (slf4j-simple reads these when each logger is created).
         System.setProperty("zookeeper.4lw.commands.whitelist", "*");
@@ -32,11 +36,28 @@ public final class BookKeeperCluster implements AutoCloseable {
         System.setProperty("org.slf4j.simpleLogger.log.org.apache.bookkeeper.util.PageCacheUtil", "off");
     }
 
-    private final LocalBookKeeper local;
-    private final int zkPort;
+    private final int bookies;
     private final List<AutoCloseable> clients = new ArrayList<>();
+    private LocalBookKeeper local;
+    private int zkPort;
 
-    public BookKeeperCluster(int bookies) throws Exception {
+    private BookKeeperCluster(int bookies) {
+        this.bookies = bookies;
+    }
+
+    /** Starts ZooKeeper and {@code bookies} bookies now; close it when done. */
+    public static BookKeeperCluster start(int bookies) throws Exception {
+        BookKeeperCluster c = new BookKeeperCluster(bookies);
+        c.startServers();
+        return c;
+    }
+
+    /** A cluster for {@code @RegisterExtension}: started before the test class's tests, stopped after them. */
+    public static BookKeeperCluster perTestClass(int bookies) {
+        return new BookKeeperCluster(bookies);
+    }
+
+    private void startServers() throws Exception {
         try (ServerSocket s = new ServerSocket(0)) {
             zkPort = s.getLocalPort();
         }
@@ -45,6 +66,16 @@ public final class BookKeeperCluster implements AutoCloseable {
         sc.setJournalFlushWhenQueueEmpty(true);
         local = LocalBookKeeper.getLocalBookies("127.0.0.1", zkPort, bookies, true, sc);
         local.start();
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+        startServers();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) throws Exception {
+        close();
     }
 
     public String zkConnect() {
@@ -85,6 +116,10 @@ public final class BookKeeperCluster implements AutoCloseable {
                 // already closed
             }
         }
-        local.close();
+        clients.clear();
+        if (local != null) {
+            local.close();
+            local = null;
+        }
     }
 }

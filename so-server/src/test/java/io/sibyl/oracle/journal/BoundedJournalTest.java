@@ -2,11 +2,10 @@ package io.sibyl.oracle.journal;
 
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -27,19 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class BoundedJournalTest {
-    private static BookKeeperCluster cluster;
-
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = new BookKeeperCluster(3);
-    }
-
-    @AfterAll
-    static void stopCluster() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
 
     /** Entries of at most 64 bytes (a few blocks) and ledgers of 6 entries: a rollover every few dozen decisions. */
     private static JournalSettings settings(TestInfo info) {

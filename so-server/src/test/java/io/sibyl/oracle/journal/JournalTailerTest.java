@@ -2,11 +2,10 @@ package io.sibyl.oracle.journal;
 
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.zookeeper.ZooKeeper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.concurrent.TimeUnit;
 
@@ -16,19 +15,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The hot standby's tail of the journal (in-process ZooKeeper + 3 bookies): replay as entries appear, takeover. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class JournalTailerTest {
-    private static BookKeeperCluster cluster;
-
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = new BookKeeperCluster(3);
-    }
-
-    @AfterAll
-    static void stopCluster() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
 
     private static BookKeeperJournal openWriter(JournalSettings s, BookKeeperJournalTest.Fatal fatal)
             throws Exception {
