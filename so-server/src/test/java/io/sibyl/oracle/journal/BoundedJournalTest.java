@@ -173,8 +173,7 @@ class BoundedJournalTest {
     void standbyKeepsTailingWhileTheLeaderDeletesLedgersItHasRead(TestInfo info) throws Exception {
         JournalSettings s = settings(info);
         OracleDriver leader = new OracleDriver(cluster, s, 31, null);
-        JournalTailer standby = new JournalTailer(cluster.bookKeeper(s),
-                new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s);
+        JournalTailer standby = tailer(s);
         standby.start(1);
         for (int round = 0; round < 30; round++) {
             leader.run(50);
@@ -190,8 +189,7 @@ class BoundedJournalTest {
         assertTrue(finished.size() * 3 < leader.journal.stats().ledgersCreated(), "the standby forgot the dropped"
                 + " ledgers it had read: it lists " + finished + "; " + leader);
         Checkpoint live = leader.live();
-        RecoveredState taken = JournalRecovery.takeOver(cluster.bookKeeper(s),
-                new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s, "standby", standby);
+        RecoveredState taken = takeOver(s, standby);
         OracleDriver.assertMatches(live, taken);
         assertTrue(leader.fatal.await(10), "the leader was fenced");
         leader.crash();
@@ -202,15 +200,9 @@ class BoundedJournalTest {
         JournalSettings s = settings(info);
         OracleDriver leader = new OracleDriver(cluster, s, 41, null);
         leader.run(40);
-        JournalTailer standby = new JournalTailer(cluster.bookKeeper(s),
-                new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s);
+        JournalTailer standby = tailer(s);
         standby.poll(); // reads what is there, then stops polling: it falls behind
-        List<Long> known = new ArrayList<>(standby.position().finished());
-        known.add(standby.position().current());
-        for (int round = 0; round < 60 && oneIsRegistered(leader.registered(), known); round++) {
-            leader.run(50);
-        }
-        assertFalse(oneIsRegistered(leader.registered(), known), "every ledger the standby knew was dropped");
+        runUntilDropped(leader, standby);
         standby.poll(); // no failure: it starts again
         assertEquals(1, standby.restarts());
         assertEquals(leader.registered().get(0), standby.position().finished().isEmpty()
@@ -220,8 +212,7 @@ class BoundedJournalTest {
         }
         standby.stop();
         Checkpoint live = leader.live();
-        RecoveredState taken = JournalRecovery.takeOver(cluster.bookKeeper(s),
-                new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s, "standby", standby);
+        RecoveredState taken = takeOver(s, standby);
         OracleDriver.assertMatches(live, taken);
         leader.crash();
     }
@@ -231,19 +222,12 @@ class BoundedJournalTest {
         JournalSettings s = settings(info);
         OracleDriver leader = new OracleDriver(cluster, s, 51, null);
         leader.run(40);
-        JournalTailer standby = new JournalTailer(cluster.bookKeeper(s),
-                new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s);
+        JournalTailer standby = tailer(s);
         standby.poll();
         standby.stop();
-        List<Long> known = new ArrayList<>(standby.position().finished());
-        known.add(standby.position().current());
-        for (int round = 0; round < 60 && oneIsRegistered(leader.registered(), known); round++) {
-            leader.run(50);
-        }
-        assertFalse(oneIsRegistered(leader.registered(), known), "every ledger the standby knew was dropped");
+        runUntilDropped(leader, standby);
         Checkpoint live = leader.live();
-        RecoveredState taken = JournalRecovery.takeOver(cluster.bookKeeper(s),
-                new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s, "standby", standby);
+        RecoveredState taken = takeOver(s, standby);
         OracleDriver.assertMatches(live, taken);
         assertEquals(taken.registry().ledgers().size(), taken.stats().ledgers(), "it read every registered ledger");
         leader.crash();
@@ -266,6 +250,25 @@ class BoundedJournalTest {
         registry.dropLedgers(registry.read(), 1);
         var ex = assertThrows(java.io.IOException.class, () -> JournalRecovery.recover(bk, registry, s, "recoverer"));
         assertTrue(ex.getMessage().contains("holds no checkpoint"), ex.getMessage());
+    }
+
+    private static JournalTailer tailer(JournalSettings s) throws Exception {
+        return new JournalTailer(cluster.bookKeeper(s), new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s);
+    }
+
+    private static RecoveredState takeOver(JournalSettings s, JournalTailer standby) throws Exception {
+        return JournalRecovery.takeOver(cluster.bookKeeper(s), new LedgerRegistry(cluster.zooKeeper(s),
+                s.ledgersZnode()), s, "standby", standby);
+    }
+
+    /** Drives the leader on until it has dropped every ledger the standby has read or is reading. */
+    private static void runUntilDropped(OracleDriver leader, JournalTailer standby) throws Exception {
+        List<Long> known = new ArrayList<>(standby.position().finished());
+        known.add(standby.position().current());
+        for (int round = 0; round < 60 && oneIsRegistered(leader.registered(), known); round++) {
+            leader.run(50);
+        }
+        assertFalse(oneIsRegistered(leader.registered(), known), "every ledger the standby knew was dropped");
     }
 
     private static boolean oneIsRegistered(List<Long> registered, List<Long> ids) {
