@@ -1,11 +1,5 @@
 package io.sibyl.client;
 
-import org.apache.hadoop.hbase.client.Get;
-import org.apache.hadoop.hbase.client.Put;
-import org.apache.hadoop.hbase.client.Result;
-import org.apache.hadoop.hbase.client.ResultScanner;
-import org.apache.hadoop.hbase.client.Scan;
-import org.apache.hadoop.hbase.util.Bytes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -21,9 +15,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
-import static io.sibyl.client.TestSupport.CF;
-import static io.sibyl.client.TestSupport.V;
-import static io.sibyl.client.TestSupport.b;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -39,10 +30,6 @@ class TransferWorkloadTest {
     static final int THREADS = 16;
     static final int TRANSFERS_PER_THREAD = 200;
 
-    private static String account(int i) {
-        return String.format("acct%03d", i);
-    }
-
     @Test
     void transfersBetweenRandomAccountsKeepTheTotalConstant() throws Exception {
         MiniCluster c = MiniCluster.get();
@@ -52,11 +39,10 @@ class TransferWorkloadTest {
              TransactionManager writeThrough = c.manager(Map.of(TransactionManager.RETRY_ATTEMPTS, "100",
                      TransactionManager.RETRY_BACKOFF_MS, "2", TransactionManager.RETRY_BACKOFF_MAX_MS, "50",
                      TransactionManager.WRITE_BUFFER_BYTES, "0", TransactionManager.READ_VERSIONS, "1"));
-             TTable accounts = new TTable(c.connection(), c.createTable("accounts", "cf"))) {
+             TTable table = new TTable(c.connection(), c.createTable("accounts", "cf"))) {
+            Accounts accounts = new Accounts(table, ACCOUNTS);
             Transaction open = buffered.begin();
-            for (int i = 0; i < ACCOUNTS; i++) {
-                TestSupport.putInt(accounts, open, account(i), OPENING);
-            }
+            accounts.open(open, OPENING);
             buffered.commit(open);
 
             AtomicLongArray delta = new AtomicLongArray(ACCOUNTS);
@@ -81,13 +67,7 @@ class TransferWorkloadTest {
                             Boolean done = tm.run(tx -> {
                                 attempts.incrementAndGet();
                                 try {
-                                    Result[] r = accounts.get(tx, List.of(new Get(b(account(from))),
-                                            new Get(b(account(to)))));
-                                    long a = Bytes.toLong(r[0].getValue(CF, V));
-                                    long bal = Bytes.toLong(r[1].getValue(CF, V));
-                                    accounts.put(tx, List.of(
-                                            new Put(b(account(from))).addColumn(CF, V, Bytes.toBytes(a - amount)),
-                                            new Put(b(account(to))).addColumn(CF, V, Bytes.toBytes(bal + amount))));
+                                    accounts.transfer(tx, from, to, amount);
                                     if (giveUp) {
                                         tm.rollback(tx);
                                         return false;
@@ -117,7 +97,7 @@ class TransferWorkloadTest {
                     try {
                         while (!workersDone.get()) {
                             Transaction tx = tm.begin();
-                            assertEquals(ACCOUNTS * OPENING, total(accounts, tx), "an audit saw a torn transfer");
+                            assertEquals(ACCOUNTS * OPENING, accounts.total(tx), "an audit saw a torn transfer");
                             tm.commit(tx);
                             audits.incrementAndGet();
                         }
@@ -149,25 +129,12 @@ class TransferWorkloadTest {
             assertEquals(THREADS * TRANSFERS_PER_THREAD, committed.get() + rolledBack.get());
             assertTrue(audits.get() > 0);
             Transaction check = buffered.begin();
-            assertEquals(ACCOUNTS * OPENING, total(accounts, check));
+            assertEquals(ACCOUNTS * OPENING, accounts.total(check));
             for (int i = 0; i < ACCOUNTS; i++) {
-                assertEquals(OPENING + delta.get(i), TestSupport.getInt(accounts, check, account(i)),
-                        "balance of " + account(i) + " (a lost or phantom update)");
+                assertEquals(OPENING + delta.get(i), accounts.balance(check, i),
+                        "balance of " + Accounts.account(i) + " (a lost or phantom update)");
             }
             buffered.commit(check);
         }
-    }
-
-    private static long total(TTable accounts, Transaction tx) throws IOException {
-        long sum = 0;
-        int n = 0;
-        try (ResultScanner s = accounts.getScanner(tx, new Scan().setCaching(ACCOUNTS))) {
-            for (Result r : s) {
-                sum += Bytes.toLong(r.getValue(CF, V));
-                n++;
-            }
-        }
-        assertEquals(ACCOUNTS, n);
-        return sum;
     }
 }

@@ -1,0 +1,72 @@
+package io.sibyl.client;
+
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.util.Bytes;
+
+import java.io.IOException;
+import java.util.List;
+
+import static io.sibyl.client.TestSupport.CF;
+import static io.sibyl.client.TestSupport.V;
+import static io.sibyl.client.TestSupport.b;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The bank of the transfer workloads: {@code count} account rows {@code acct000...} (balance in cf:v) in a table
+ * that may hold other rows after them, opened, moved between and summed inside transactions.
+ */
+final class Accounts {
+    private static final byte[] FIRST = b("acct");
+    private static final byte[] AFTER_LAST = b("acct~"); // '~' sorts after every digit
+
+    final TTable table;
+    final int count;
+
+    Accounts(TTable table, int count) {
+        this.table = table;
+        this.count = count;
+    }
+
+    static String account(int i) {
+        return String.format("acct%03d", i);
+    }
+
+    /** Writes every account with the same opening balance. */
+    void open(Transaction tx, long opening) throws IOException {
+        for (int i = 0; i < count; i++) {
+            TestSupport.putInt(table, tx, account(i), opening);
+        }
+    }
+
+    /** Reads both balances in one multi-get and writes them back moved by {@code amount}. */
+    void transfer(Transaction tx, int from, int to, long amount) throws IOException {
+        Result[] r = table.get(tx, List.of(new Get(b(account(from))), new Get(b(account(to)))));
+        long a = Bytes.toLong(r[0].getValue(CF, V));
+        long bal = Bytes.toLong(r[1].getValue(CF, V));
+        table.put(tx, List.of(new Put(b(account(from))).addColumn(CF, V, Bytes.toBytes(a - amount)),
+                new Put(b(account(to))).addColumn(CF, V, Bytes.toBytes(bal + amount))));
+    }
+
+    long balance(Transaction tx, int i) throws IOException {
+        return TestSupport.getInt(table, tx, account(i));
+    }
+
+    /** The sum of all balances in the transaction's snapshot (one scan); fails if an account is missing. */
+    long total(Transaction tx) throws IOException {
+        long sum = 0;
+        int n = 0;
+        try (ResultScanner s = table.getScanner(tx, new Scan().withStartRow(FIRST).withStopRow(AFTER_LAST)
+                .setCaching(count))) {
+            for (Result r : s) {
+                sum += Bytes.toLong(r.getValue(CF, V));
+                n++;
+            }
+        }
+        assertEquals(count, n, "accounts in the snapshot of " + tx);
+        return sum;
+    }
+}
