@@ -109,15 +109,29 @@ public final class MiniCluster implements BeforeAllCallback, ExtensionContext.St
 
     /** Creates a table with a unique name (prefix + counter) whose families keep every version. */
     public TableName createTable(String prefix, String... families) throws IOException {
+        return createTable(prefix, null, families);
+    }
+
+    /** Like {@link #createTable(String, String...)}, pre-split at {@code splitKeys} (null: one region). */
+    public TableName createTable(String prefix, byte[][] splitKeys, String... families) throws IOException {
         TableName name = TableName.valueOf(prefix + "_" + TABLES.incrementAndGet());
         TableDescriptorBuilder b = TableDescriptorBuilder.newBuilder(name);
         for (String f : families) {
             b.setColumnFamily(TTable.familyDescriptor(f));
         }
         try (Admin admin = connection.getAdmin()) {
-            admin.createTable(b.build());
+            if (splitKeys == null) {
+                admin.createTable(b.build());
+            } else {
+                admin.createTable(b.build(), splitKeys);
+            }
         }
         return name;
+    }
+
+    /** The HBase testing utility, for tests that start, move or kill servers (put everything back afterwards). */
+    public HBaseTestingUtility util() {
+        return util;
     }
 
     /** Plain HBase access to a table (to look at raw versions). */
