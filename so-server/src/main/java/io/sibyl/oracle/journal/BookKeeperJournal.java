@@ -17,7 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -58,6 +58,8 @@ import java.util.function.LongConsumer;
  * dropped from the registry and then deleted when C's clock (an upper bound of every commit timestamp journaled
  * before C) is at or below the T_max of the newest durable checkpoint: every commit they hold is then
  * "committed long ago", and C carries the rest of their state. {@code journal.retain.ledgers.min} keeps more.
+ * A crash between drop and delete leaves orphans; with {@code journal.sweep.orphans}, a journal that starts as leader
+ * deletes the unregistered ledgers of earlier epochs of its registry once ({@link OrphanSweep}).
  *
  * <h2>Fatal errors</h2>
  * The journal stops for good, runs no further callback (so no dependent reply leaves) and tells the
@@ -168,6 +170,8 @@ public final class BookKeeperJournal implements Journal {
     private long checkpointsAppended;
     private long ledgersDropped;
     private long ledgersDeleted;
+    private long ledgersSwept;
+    private volatile CompletableFuture<List<Long>> orphanSweep = CompletableFuture.completedFuture(List.of());
 
     private BookKeeperJournal(BookKeeper bk, LedgerRegistry registry, LedgerRegistry.Snapshot fenced,
                               JournalSettings settings, FatalErrorListener listener) {
@@ -250,6 +254,20 @@ public final class BookKeeperJournal implements Journal {
         LOG.info("journal open: epoch {}, ledger {} (E{}/W{}/A{}), {} ledgers registered in {}", next.epoch(),
                 first.handle.getId(), first.ensemble, settings.writeQuorum(), settings.ackQuorum(),
                 next.ledgers().size(), registry.path());
+        if (settings.sweepOrphans()) {
+            // Only now: the registry is fenced at our epoch and lists our first ledger, so nothing of an earlier
+            // epoch can be registered any more and the snapshot is final for those epochs.
+            orphanSweep = new OrphanSweep(bk, registry, next.epoch(), admin, this::registeredSnapshot,
+                    () -> fatal.get() || closing, id -> {
+                        synchronized (this) {
+                            ledgersSwept++;
+                        }
+                    }).start();
+        }
+    }
+
+    private synchronized LedgerRegistry.Snapshot registeredSnapshot() {
+        return registered;
     }
 
     // ----------------------------------------------------------------------------------------------- appending
@@ -684,10 +702,7 @@ public final class BookKeeperJournal implements Journal {
 
     /** Creates a ledger at the configured ensemble, or a smaller one (not below the write quorum) if bookies lack. */
     private LedgerState createLedger(LedgerRegistry.Snapshot reg) throws BKException, InterruptedException {
-        Map<String, byte[]> meta = Map.of(
-                "application", "sibyl-oracle-journal".getBytes(StandardCharsets.UTF_8),
-                "sibyl-epoch", Long.toString(reg.epoch()).getBytes(StandardCharsets.UTF_8),
-                "sibyl-owner", reg.owner().getBytes(StandardCharsets.UTF_8));
+        var meta = OrphanSweep.ledgerMetadata(reg, registry.path());
         int ensemble;
         synchronized (this) {
             ensemble = nextEnsemble;
@@ -814,13 +829,27 @@ public final class BookKeeperJournal implements Journal {
         deleter = d;
     }
 
-    /** Checkpoints appended, ledgers dropped from the registry and ledgers deleted in BookKeeper so far. */
+    /**
+     * Checkpoints appended, ledgers dropped from the registry, ledgers deleted in BookKeeper after their drop, and
+     * orphan ledgers of earlier epochs deleted by the sweep, so far.
+     */
     public synchronized Retention retention() {
-        return new Retention(checkpointsAppended, ledgersDropped, ledgersDeleted);
+        return new Retention(checkpointsAppended, ledgersDropped, ledgersDeleted, ledgersSwept);
     }
 
-    /** Counters of the bounded journal: checkpoints appended, ledgers dropped from the registry, ledgers deleted. */
-    public record Retention(long checkpoints, long ledgersDropped, long ledgersDeleted) {
+    /**
+     * Counters of the bounded journal: checkpoints appended, ledgers dropped from the registry, dropped ledgers
+     * deleted, and orphans (of earlier epochs, never deleted or never registered) deleted by the start-up sweep.
+     */
+    public record Retention(long checkpoints, long ledgersDropped, long ledgersDeleted, long ledgersSwept) {
+    }
+
+    /**
+     * Test hook: completes with the ledgers the start-up orphan sweep deleted (empty when it is off or found none),
+     * or exceptionally when it gave up.
+     */
+    CompletableFuture<List<Long>> orphanSweep() {
+        return orphanSweep;
     }
 
     private void deleteQuietly(LedgerHandle lh) {

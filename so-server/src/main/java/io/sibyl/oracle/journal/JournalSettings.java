@@ -27,6 +27,7 @@ import java.util.Properties;
  * @param leaderZnode           ephemeral znode the serving oracle announces itself in ({@code LeaderRecord})
  * @param electionZnode         parent of the candidates' ephemeral sequential znodes ({@code so-server --ha=true})
  * @param retainLedgersMin      ledgers kept registered at least when older ones could be deleted after a checkpoint
+ * @param sweepOrphans          a new leader deletes the unregistered ledgers of earlier epochs of its registry
  */
 public record JournalSettings(
         String zkConnect,
@@ -47,7 +48,8 @@ public record JournalSettings(
         String password,
         String leaderZnode,
         String electionZnode,
-        int retainLedgersMin) {
+        int retainLedgersMin,
+        boolean sweepOrphans) {
 
     /** Prefix of every journal key. */
     public static final String PREFIX = "journal.";
@@ -55,7 +57,7 @@ public record JournalSettings(
     public static JournalSettings defaults() {
         return new JournalSettings("127.0.0.1:2181", 10_000, "", "/sibyl/oracle/ledgers", 3, 2, 2,
                 64 * 1024, 1000, true, 32, 64L << 20, 256L << 20, 1_000_000, 10_000, "sibyl", "/sibyl/oracle/leader",
-                "/sibyl/oracle/election", 1);
+                "/sibyl/oracle/election", 1, true);
     }
 
     public JournalSettings {
@@ -104,32 +106,36 @@ public record JournalSettings(
     public JournalSettings withZooKeeper(String connect, String metadataUri) {
         return new JournalSettings(connect, zkSessionTimeoutMs, metadataUri, ledgersZnode, ensembleSize, writeQuorum,
                 ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode, retainLedgersMin);
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
+                retainLedgersMin, sweepOrphans);
     }
 
     public JournalSettings withLedgersZnode(String znode) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, znode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
                 maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode,
-                electionZnode, retainLedgersMin);
+                electionZnode, retainLedgersMin, sweepOrphans);
     }
 
     public JournalSettings withQuorums(int ensemble, int write, int ack) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensemble, write,
                 ack, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode, retainLedgersMin);
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
+                retainLedgersMin, sweepOrphans);
     }
 
     public JournalSettings withGroupCommit(int maxBytes, long maxDelayMicros, boolean whenIdle, int addsInFlight) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, maxBytes, maxDelayMicros, whenIdle, addsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode, retainLedgersMin);
+                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
+                retainLedgersMin, sweepOrphans);
     }
 
     public JournalSettings withRollover(long maxBytes, long maxEntries) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, maxBytes, maxEntries, writeRetryMs, password, leaderZnode, electionZnode, retainLedgersMin);
+                maxPendingBytes, maxBytes, maxEntries, writeRetryMs, password, leaderZnode, electionZnode,
+                retainLedgersMin, sweepOrphans);
     }
 
     /** Copy with the leader znode and the election parent znode (docs/operations.md, "High availability"). */
@@ -137,13 +143,14 @@ public record JournalSettings(
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
                 maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leader, election,
-                retainLedgersMin);
+                retainLedgersMin, sweepOrphans);
     }
 
     public JournalSettings withWriteRetryMs(long millis) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, millis, password, leaderZnode, electionZnode, retainLedgersMin);
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, millis, password, leaderZnode, electionZnode,
+                retainLedgersMin, sweepOrphans);
     }
 
     /** Copy with at least {@code min} ledgers kept registered after checkpoints allow deleting older ones. */
@@ -151,7 +158,15 @@ public record JournalSettings(
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
                 maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                min);
+                min, sweepOrphans);
+    }
+
+    /** Copy that sweeps (or leaves) orphan ledgers of earlier epochs when it starts as leader. */
+    public JournalSettings withSweepOrphans(boolean sweep) {
+        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
+                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
+                retainLedgersMin, sweep);
     }
 
     /**
@@ -186,7 +201,8 @@ public record JournalSettings(
                 p.getProperty("journal.password", d.password),
                 p.getProperty("journal.leader.znode", d.leaderZnode).trim(),
                 p.getProperty("journal.election.znode", d.electionZnode).trim(),
-                intOf(p, "journal.retain.ledgers.min", d.retainLedgersMin));
+                intOf(p, "journal.retain.ledgers.min", d.retainLedgersMin),
+                boolOf(p, "journal.sweep.orphans", d.sweepOrphans));
     }
 
     private static int intOf(Properties p, String key, int dflt) {
@@ -248,6 +264,8 @@ public record JournalSettings(
         m.put("journal.election.znode", electionZnode + "  # parent of the HA candidates' znodes (ha=true)");
         m.put("journal.retain.ledgers.min", retainLedgersMin
                 + "  # ledgers kept at least when a checkpoint lets older ones be deleted");
+        m.put("journal.sweep.orphans", sweepOrphans
+                + "  # a new leader deletes unregistered ledgers of earlier epochs of its registry");
         return m;
     }
 }

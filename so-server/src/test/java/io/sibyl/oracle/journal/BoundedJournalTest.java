@@ -35,7 +35,7 @@ class BoundedJournalTest {
                 .withRollover(1 << 20, 6);
     }
 
-    private static boolean existsInBookKeeper(BookKeeper bk, JournalSettings s, long id) throws Exception {
+    static boolean existsInBookKeeper(BookKeeper bk, JournalSettings s, long id) throws Exception {
         try {
             bk.openLedgerNoRecovery(id, BookKeeper.DigestType.CRC32C, s.password().getBytes()).close();
             return true;
@@ -48,9 +48,9 @@ class BoundedJournalTest {
     @Test
     void recoveryAfterManyRolloversReadsOnlyTheRetainedLedgersAndRebuildsWhatAFullReplayWould(TestInfo info)
             throws Exception {
-        JournalSettings s = settings(info);
-        // Dropped ledgers are left in BookKeeper (as a crash right after the drop leaves them), so that the whole
-        // journal can still be replayed to compare.
+        // Dropped ledgers are left in BookKeeper (as a crash right after the drop leaves them), and no later oracle
+        // sweeps them, so that the whole journal can still be replayed to compare.
+        JournalSettings s = settings(info).withSweepOrphans(false);
         List<Long> dropped = new CopyOnWriteArrayList<>();
         OracleDriver gen = new OracleDriver(cluster, s, 1, dropped::add);
         int rangesWithCommits = 0;
@@ -139,7 +139,8 @@ class BoundedJournalTest {
 
     @Test
     void aCrashBetweenUnregisterAndDeleteLeavesOrphanLedgersThatNothingReads(TestInfo info) throws Exception {
-        JournalSettings s = settings(info);
+        // Without the sweep, so the orphans stay and the journal must be right regardless (OrphanSweepTest sweeps).
+        JournalSettings s = settings(info).withSweepOrphans(false);
         List<Long> orphans = new CopyOnWriteArrayList<>();
         // Dropped from the registry, never deleted: what a crash right after the compare-and-set leaves.
         OracleDriver oracle = new OracleDriver(cluster, s, 21, orphans::add);

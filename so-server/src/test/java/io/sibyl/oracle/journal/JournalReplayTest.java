@@ -229,8 +229,14 @@ class JournalReplayTest {
         assertEquals("zk+null://127.0.0.1:2181/ledgers", s.effectiveMetadataServiceUri());
         assertEquals("zk+null://a:1;b:2/ledgers",
                 s.withZooKeeper("a:1,b:2", "").effectiveMetadataServiceUri());
-        assertEquals(19, s.describe().size());
+        assertEquals(20, s.describe().size());
         assertEquals(1, s.retainLedgersMin());
+        assertTrue(s.sweepOrphans(), "orphans are swept by default");
+        Properties sweep = new Properties();
+        sweep.setProperty("journal.sweep.orphans", "false");
+        assertFalse(JournalSettings.fromProperties(sweep).sweepOrphans());
+        sweep.setProperty("journal.sweep.orphans", "no");
+        assertThrows(IllegalArgumentException.class, () -> JournalSettings.fromProperties(sweep));
         Properties retain = new Properties();
         retain.setProperty("journal.retain.ledgers.min", "4");
         assertEquals(4, JournalSettings.fromProperties(retain).retainLedgersMin());
