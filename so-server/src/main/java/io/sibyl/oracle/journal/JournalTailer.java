@@ -3,6 +3,8 @@ package io.sibyl.oracle.journal;
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.api.LastConfirmedAndEntry;
+import io.sibyl.protocol.ProtocolException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,6 +12,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A hot standby's reader of the journal: follows the registered ledgers as the leader writes them, without fencing
@@ -27,6 +33,11 @@ import java.util.List;
  * registry (forgotten here too); if the one it is reading, or every one it knows, was dropped, it fell behind: it
  * starts again with a fresh replay from the first registered ledger, which holds a checkpoint.
  *
+ * <p>Once it has read everything the bookies confirmed in the newest ledger, the standby waits for the next entry with
+ * a long poll (the bookies answer when it is confirmed, or after {@link #LONG_POLL_MS}) instead of asking for the
+ * last-add-confirmed again and again: an idle leader then costs its standby and the bookies next to nothing, and a
+ * new entry reaches the standby with the poll's answer instead of at the next poll.
+ *
  * <p>Not thread-safe: {@link #start} runs {@link #poll} on its own thread; {@link #stop} ends it, after which the
  * caller owns the replay and the position.
  */
@@ -38,6 +49,11 @@ public final class JournalTailer {
     private static final long STUCK_WARN_NANOS = 10_000_000_000L;
     /** While the ledger being read is open, the registry can only have grown behind it: look at it this often. */
     private static final long REGISTRY_REFRESH_NANOS = 200_000_000L;
+    /**
+     * Longest a long poll waits for the next entry. Short enough that a rollover (the ledger closed, no entry will
+     * come) and registry changes are noticed about as soon as the registry is read again anyway.
+     */
+    static final long LONG_POLL_MS = 100;
 
     /**
      * Where the standby is: {@code finished} ledgers were read to their end (closed), {@code current} (or -1) is
@@ -67,6 +83,8 @@ public final class JournalTailer {
     private long registryReadNanos;
     private Thread thread;
     private volatile boolean stopping;
+    /** Completed by {@link #stop}: ends a long poll at once instead of after its timeout (a takeover waits for it). */
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private volatile IOException failure;
 
     public JournalTailer(BookKeeper bk, LedgerRegistry registry, JournalSettings settings) {
@@ -109,7 +127,19 @@ public final class JournalTailer {
                     openCurrent(id); // no news about a ledger the writer has moved past: read its metadata again
                 }
                 boolean closed = handle.isClosed(); // before the last entry: a close seen late is caught next time
-                long last = closed ? handle.getLedgerMetadata().getLastEntryId() : handle.readLastConfirmed();
+                long last;
+                if (closed) {
+                    last = handle.getLedgerMetadata().getLastEntryId();
+                } else if (newest && nextEntry > handle.getLastAddConfirmed()) {
+                    long before = nextEntry;
+                    last = awaitNextEntry();
+                    replayed += (int) (nextEntry - before);
+                    if (last < nextEntry) {
+                        break; // nothing more confirmed for now
+                    }
+                } else {
+                    last = handle.readLastConfirmed();
+                }
                 if (closed && handle.getLastAddConfirmed() < last) {
                     // Closed since we opened it: the handle still checks reads against its old last-add-confirmed.
                     openCurrent(id);
@@ -199,6 +229,60 @@ public final class JournalTailer {
         return kept.size();
     }
 
+    /**
+     * Long-polls the bookies for entry {@code nextEntry} of the open newest ledger and replays it if it came. Returns
+     * the last-add-confirmed the bookies reported (below {@code nextEntry} if nothing new came in time, or on stop).
+     */
+    private long awaitNextEntry() throws IOException, InterruptedException, BKException {
+        CompletableFuture<LastConfirmedAndEntry> poll =
+                handle.readLastAddConfirmedAndEntryAsync(nextEntry, LONG_POLL_MS, false);
+        try {
+            CompletableFuture.anyOf(poll, stopped).get();
+        } catch (ExecutionException e) {
+            // the poll failed: reported below
+        }
+        if (!poll.isDone()) {
+            poll.thenAccept(LastConfirmedAndEntry::close); // stopping: release it whenever it answers
+            return nextEntry - 1;
+        }
+        LastConfirmedAndEntry answer;
+        try {
+            answer = poll.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof BKException.BKNoSuchLedgerExistsException
+                    || e.getCause() instanceof BKException.BKNoSuchEntryException) {
+                // The leader has not written this ledger's first entry yet, and bookies answer a long poll on a
+                // ledger they do not hold at once: wait as long as a poll would have, instead of asking in a loop.
+                try {
+                    stopped.get(LONG_POLL_MS, TimeUnit.MILLISECONDS);
+                } catch (TimeoutException | ExecutionException quiet) {
+                    // nothing came: the next poll asks again
+                }
+                return nextEntry - 1;
+            }
+            if (e.getCause() instanceof BKException bke) {
+                throw bke;
+            }
+            throw new IOException("long poll of journal ledger " + handle.getId() + ": " + e.getCause(), e.getCause());
+        }
+        try (answer) {
+            long lac = answer.getLastAddConfirmed();
+            if (!answer.hasEntry() || answer.getEntry().getEntryId() != nextEntry || nextEntry > lac) {
+                // Only a confirmed entry may be replayed: recovery can still drop an unconfirmed one.
+                return Math.min(lac, nextEntry - 1);
+            }
+            try {
+                replay.entry(answer.getEntry().getEntryBytes());
+            } catch (ProtocolException e) {
+                throw new IOException("journal ledger " + handle.getId() + " entry " + nextEntry
+                        + " is not a sequence of decision blocks: " + e.getMessage(), e);
+            }
+            nextEntry++;
+            lastProgressNanos = System.nanoTime();
+            return lac;
+        }
+    }
+
     private void openCurrent(long id) throws BKException, InterruptedException, IOException {
         closeHandle();
         if (currentId != id) {
@@ -263,6 +347,7 @@ public final class JournalTailer {
      */
     public void stop() throws IOException, InterruptedException {
         stopping = true;
+        stopped.complete(null);
         if (thread != null) {
             thread.join();
         }
