@@ -22,6 +22,12 @@ public final class ConflictTable {
         bucketShift = 64 - Integer.numberOfTrailingZeros(buckets);
     }
 
+    /** Heap bytes a table of {@code capacity} rows allocates (checked against the heap before starting). */
+    static long footprintBytes(int capacity) {
+        int buckets = Integer.highestOneBit(Math.max(1, (Math.max(capacity, WAYS) + WAYS - 1) / WAYS - 1)) << 1;
+        return (long) buckets * WAYS * 2 * Long.BYTES;
+    }
+
     /** Number of rows the table can remember. */
     public int capacity() {
         return slots.length / 2;

@@ -29,6 +29,12 @@ public final class LongLongHashMap {
         mask = capacity - 1;
     }
 
+    /** Heap bytes a map sized for {@code expected} keys allocates before it grows. */
+    static long footprintBytes(int expected) {
+        int capacity = Integer.highestOneBit(Math.max(16, expected * 2 - 1)) << 1;
+        return 2L * capacity * Long.BYTES;
+    }
+
     private int spread(long key) {
         if (clustered) {
             return (int) key;

@@ -51,6 +51,13 @@ public final class OracleServerMain {
             System.exit(2);
             return;
         }
+        String heapProblem = heapProblem(config, Runtime.getRuntime().maxMemory());
+        if (heapProblem != null) {
+            // Before joining an election: a standby that cannot hold the state would win, fence the leader and die.
+            System.err.println("so-server: " + heapProblem);
+            System.exit(2);
+            return;
+        }
         System.out.println("so-server settings:");
         for (Map.Entry<String, String> e : config.describe().entrySet()) {
             System.out.println("  " + e.getKey() + " = " + e.getValue());
@@ -90,6 +97,23 @@ public final class OracleServerMain {
         System.out.println("READY port=" + server.port());
         System.out.flush();
         stopped.await();
+    }
+
+    /**
+     * Null if the oracle's tables fit in a heap of {@code maxHeapBytes} with room to spare (half of it, at least
+     * 128 MB: Netty buffers, and the replayed journal during a recovery or a takeover), else what to change.
+     */
+    static String heapProblem(OracleConfig config, long maxHeapBytes) {
+        long tables = OracleState.footprintBytes(config);
+        long spare = Math.max(128L << 20, tables);
+        if (tables + spare <= maxHeapBytes) {
+            return null;
+        }
+        return String.format("the oracle's tables need %d MB of heap (conflict.table.rows=%d, recent.commits.capacity=%d,"
+                        + " max.running.transactions=%d) plus %d MB to spare, but the JVM's heap is %d MB: raise -Xmx"
+                        + " (SO_SERVER_JAVA_OPTS for bin/so-server) to at least %d MB, or lower those settings",
+                tables >> 20, config.conflictTableRows(), config.recentCommitsCapacity(),
+                config.maxRunningTransactions(), spare >> 20, maxHeapBytes >> 20, (tables + spare + (1 << 20) - 1) >> 20);
     }
 
     /**

@@ -59,6 +59,16 @@ public final class OracleState {
     /** {@link #ranges} encoded once for every HELLO. */
     private final byte[] rangesForHello;
 
+    /**
+     * Heap bytes the fixed-size tables of an oracle with {@code config} take (conflict table, commit window, running
+     * transactions); a recovery or a takeover needs them while it still holds the replayed journal.
+     */
+    public static long footprintBytes(OracleConfig config) {
+        return ConflictTable.footprintBytes(config.conflictTableRows())
+                + RecentCommits.footprintBytes(config.recentCommitsCapacity())
+                + RunningTransactions.footprintBytes(config.maxRunningTransactions());
+    }
+
     /** A fresh oracle with an empty history. */
     public OracleState(OracleConfig config) {
         this(config, 0, 0, NONE, NONE, NONE, List.of());

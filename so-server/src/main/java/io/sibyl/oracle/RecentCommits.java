@@ -22,6 +22,12 @@ public final class RecentCommits {
         byStart = new LongLongHashMap(size, true);
     }
 
+    /** Heap bytes a window of {@code capacity} commits allocates. */
+    static long footprintBytes(int capacity) {
+        int size = Integer.highestOneBit(Math.max(2, capacity) - 1) << 1;
+        return 2L * size * Long.BYTES + LongLongHashMap.footprintBytes(size);
+    }
+
     public boolean isFull() {
         return tail - head == startTs.length;
     }

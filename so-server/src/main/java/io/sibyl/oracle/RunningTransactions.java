@@ -42,6 +42,12 @@ public final class RunningTransactions {
         mask = size - 1;
     }
 
+    /** Heap bytes a table of {@code maxLive} running transactions allocates. */
+    static long footprintBytes(int maxLive) {
+        int size = Integer.highestOneBit(Math.max(2, maxLive) * 2 - 1) << 1;
+        return (long) size * (Long.BYTES + Integer.BYTES + 1);
+    }
+
     /** Maximum number of running transactions. */
     public int capacity() {
         return maxLive;

@@ -120,4 +120,17 @@ class OracleConfigTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> OracleConfig.fromProperties(badInterval))
                 .getMessage().contains("ha.tail.interval.ms"));
     }
+
+    @Test
+    void defaultTablesFitAOneGigabyteHeapButNotA256MbOne() {
+        OracleConfig d = OracleConfig.defaults();
+        long tables = OracleState.footprintBytes(d);
+        assertTrue(tables > 256L << 20 && tables < 512L << 20, "default tables take " + (tables >> 20) + " MB");
+        assertEquals(null, OracleServerMain.heapProblem(d, 1L << 30));
+        String problem = OracleServerMain.heapProblem(d, 256L << 20);
+        assertTrue(problem != null && problem.contains("raise -Xmx") && problem.contains("max.running.transactions"),
+                String.valueOf(problem));
+        OracleConfig small = d.withCapacities(1 << 20, 1 << 18, 1 << 16);
+        assertEquals(null, OracleServerMain.heapProblem(small, 256L << 20));
+    }
 }
