@@ -3,6 +3,7 @@ package io.sibyl.bench;
 import io.netty.channel.EventLoopGroup;
 import io.sibyl.client.oracle.OracleClient;
 
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -17,6 +18,7 @@ final class LoadDriver {
     private final Metrics metrics = new Metrics();
     private final double readOnlyFraction;
     private final Set<OracleClient> lost = ConcurrentHashMap.newKeySet();
+    private final Map<EventLoopGroup, PacingTicker> tickers = new ConcurrentHashMap<>();
     private volatile boolean stopping;
 
     /** @param loops {@code loops[i]} is the (single-threaded) group connection {@code i} was opened on */
@@ -53,6 +55,11 @@ final class LoadDriver {
 
     Pacer pacer() {
         return pacer;
+    }
+
+    /** The ticker that releases paced transactions on {@code loop} (one per I/O thread, made on first use). */
+    PacingTicker ticker(EventLoopGroup loop) {
+        return tickers.computeIfAbsent(loop, l -> new PacingTicker(l, this::stopping));
     }
 
     WriteSets writeSets() {

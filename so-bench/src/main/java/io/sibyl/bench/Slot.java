@@ -47,9 +47,8 @@ final class Slot {
         }
         long now = System.nanoTime();
         start = driver.pacer().next(now);
-        long wait = start - now;
-        if (wait > 0) {
-            loop.schedule(beginTask, wait, TimeUnit.NANOSECONDS);
+        if (start - now > 0) {
+            driver.ticker(loop).await(start, beginTask);
         } else {
             begin();
         }
