@@ -232,22 +232,21 @@ public final class Transaction {
         return false;
     }
 
-    /** Deletes every version this transaction sent to HBase; returns false (and logs) if some delete failed. */
-    synchronized boolean deleteSentVersions() {
-        boolean ok = true;
+    /** Deletes every version this transaction sent to HBase not deleted yet; returns the first failure, or null. */
+    synchronized IOException deleteSentVersions() {
+        IOException failure = null;
         for (TableWrites w : writes.values()) {
             w.buffered.clear();
             try {
-                w.deleteSent(startTs);
+                w.deleteSent(startTs); // forgets what it deleted: a later attempt retries only the rest
             } catch (IOException | RuntimeException e) {
-                ok = false;
-                TransactionManager.LOG.warn("could not delete the versions of aborted transaction {} in {}: {}; they"
-                        + " stay invisible (the oracle keeps the transaction in its aborted set)", startTs, w.name,
-                        e.toString());
+                if (failure == null) {
+                    failure = new IOException("deleting its versions in " + w.name + " failed: " + e, e);
+                }
             }
         }
         bufferedBytes = 0;
-        return ok;
+        return failure;
     }
 
     // ---- state changes (called by the manager) ------------------------------------------------------------------

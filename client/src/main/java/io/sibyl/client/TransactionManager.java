@@ -74,6 +74,7 @@ public final class TransactionManager implements AutoCloseable {
     private final OracleConnection oracle;
     private final ClientSettings settings;
     private final Set<Transaction> running = ConcurrentHashMap.newKeySet();
+    private final AbortCleanup cleanup;
     private volatile boolean closed;
 
     private TransactionManager(Connection connection, boolean ownsConnection, OracleConnection oracle,
@@ -82,6 +83,7 @@ public final class TransactionManager implements AutoCloseable {
         this.ownsConnection = ownsConnection;
         this.oracle = oracle;
         this.settings = settings;
+        this.cleanup = new AbortCleanup(oracle::lastConnected);
     }
 
     /**
@@ -228,7 +230,10 @@ public final class TransactionManager implements AutoCloseable {
             tx.flush();
         } catch (IOException | RuntimeException e) {
             abortAtOracle(tx);
-            rollBackLocally(tx, true);
+            // HBase just failed to take the writes: deleting them would wait through its retries again.
+            finished(tx);
+            tx.markRolledBack(null);
+            cleanup.deleteLater(tx, true);
             throw new RollbackException(tx, RollbackException.Reason.WRITE_FAILED,
                     "sending its writes to HBase failed: " + e, e);
         }
@@ -359,6 +364,7 @@ public final class TransactionManager implements AutoCloseable {
                 LOG.warn("rolling back transaction {} at close failed: {}", tx.getStartTimestamp(), e.toString());
             }
         }
+        cleanup.close();
         oracle.close();
         if (ownsConnection) {
             try {
@@ -374,6 +380,11 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     // ---- package-private ----------------------------------------------------------------------------------------
+
+    /** Aborted transactions whose versions are still being deleted in the background. */
+    int pendingAbortCleanups() {
+        return cleanup.pending();
+    }
 
     /** The oracle client most recently connected (tests inspect its replica). */
     OracleClient oracle() {
@@ -420,17 +431,9 @@ public final class TransactionManager implements AutoCloseable {
 
     /** Deletes the transaction's versions and, if all went and the oracle is reachable, reports the clean-up. */
     private void rollBackLocally(Transaction tx, boolean reportCleanUp) {
-        boolean cleaned = tx.deleteSentVersions();
+        cleanup.deleteNowOrLater(tx, reportCleanUp);
         finished(tx);
         tx.markRolledBack(null);
-        OracleClient client = oracle.lastConnected();
-        if (cleaned && reportCleanUp && client.isOpen()) {
-            client.cleanedUp(tx.getStartTimestamp()).whenComplete((v, e) -> {
-                if (e != null) {
-                    LOG.debug("clean-up report for {} failed: {}", tx.getStartTimestamp(), e.toString());
-                }
-            });
-        }
     }
 
     /** The transaction's connection was lost before its commit request left: the oracle aborted it. */

@@ -131,4 +131,40 @@ class AbortCleanupTest {
         Boolean nothing = writeThrough.run(TestSupport.io(tx -> TestSupport.get(t, tx, "r") == null));
         assertTrue(nothing);
     }
+
+    @Test
+    void versionsLeftByACommitHBaseRefusedAreDeletedOnceHBaseTakesWritesAgain() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("cleanup6", "cf");
+        // Fail fast while the table is disabled, instead of waiting out HBase's default retries.
+        try (TransactionManager tm = c.manager(Map.of("hbase.client.retries.number", "1", "hbase.client.pause", "50",
+                "hbase.client.operation.timeout", "5000"))) {
+            TTable t = new TTable(tm.getConnection(), name);
+            Transaction tx = tm.begin();
+            for (int i = 0; i < 5; i++) {
+                put(t, tx, "sent" + i, "x");
+            }
+            tx.flush(); // these versions are in HBase now
+            assertEquals(5, versionsAt(name, tx.getStartTimestamp()));
+            put(t, tx, "buffered", "y");
+            c.util().getAdmin().disableTable(name);
+            try {
+                RollbackException e = assertThrows(RollbackException.class, () -> tm.commit(tx));
+                assertEquals(RollbackException.Reason.WRITE_FAILED, e.getReason());
+                assertEquals(Transaction.Status.ROLLED_BACK, tx.getStatus());
+                assertEquals(1, tm.pendingAbortCleanups(), "the versions are left to the background clean-up");
+            } finally {
+                c.util().getAdmin().enableTable(name);
+            }
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (tm.pendingAbortCleanups() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            assertEquals(0, tm.pendingAbortCleanups(), "the clean-up gave up although the table is back");
+            assertEquals(0, versionsAt(name, tx.getStartTimestamp()));
+            Transaction after = tm.begin();
+            assertEquals(null, TestSupport.get(t, after, "sent0"));
+            tm.commit(after);
+        }
+    }
 }

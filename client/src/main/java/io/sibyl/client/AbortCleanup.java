@@ -1,0 +1,135 @@
+package io.sibyl.client;
+
+import io.sibyl.client.oracle.OracleClient;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Deletes, in the background, the versions of aborted transactions that could not be deleted when they aborted
+ * (HBase unavailable, a region in transition), retrying with a growing pause until it works or the manager closes,
+ * then reports the clean-up to the oracle so that it can forget the transaction.
+ *
+ * <p>Until then the versions are invisible to every snapshot (the oracle and every replica hold the transaction in
+ * the aborted set): the retries free storage and the oracle's memory, they never affect what anyone reads.
+ */
+final class AbortCleanup implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(AbortCleanup.class);
+    static final long FIRST_PAUSE_MS = 200;
+    static final long MAX_PAUSE_MS = 30_000;
+
+    private final Supplier<OracleClient> oracle;
+    private final ScheduledThreadPoolExecutor retries;
+    private final Set<Transaction> pending = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    AbortCleanup(Supplier<OracleClient> oracle) {
+        this.oracle = oracle;
+        this.retries = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "sibyl-abort-cleanup");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Deletes {@code tx}'s versions now on the calling thread; if that fails, logs why once and keeps trying in the
+     * background. {@code report}: tell the oracle once they are gone.
+     */
+    void deleteNowOrLater(Transaction tx, boolean report) {
+        IOException failure = tx.deleteSentVersions();
+        if (failure == null) {
+            reportCleanedUp(tx, report);
+            return;
+        }
+        LOG.warn("could not delete the versions of aborted transaction {}: {}; they stay invisible (the oracle keeps"
+                + " the transaction in its aborted set) and are deleted in the background once HBase takes them",
+                tx.getStartTimestamp(), failure.toString());
+        later(tx, report, FIRST_PAUSE_MS);
+    }
+
+    /** Deletes {@code tx}'s versions in the background only (the caller must not wait for HBase again). */
+    void deleteLater(Transaction tx, boolean report) {
+        later(tx, report, 0);
+    }
+
+    /** Aborted transactions whose versions are still to be deleted. */
+    int pending() {
+        return pending.size();
+    }
+
+    private void later(Transaction tx, boolean report, long pauseMs) {
+        if (closed) {
+            return;
+        }
+        pending.add(tx);
+        try {
+            retries.schedule(() -> attempt(tx, report, pauseMs), pauseMs, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            pending.remove(tx); // closing
+        }
+    }
+
+    private void attempt(Transaction tx, boolean report, long pauseMs) {
+        if (closed) {
+            return;
+        }
+        IOException failure = tx.deleteSentVersions();
+        if (failure == null) {
+            pending.remove(tx);
+            if (pauseMs > 0) {
+                LOG.info("versions of aborted transaction {} deleted after all", tx.getStartTimestamp());
+            }
+            reportCleanedUp(tx, report);
+            return;
+        }
+        long next = Math.min(MAX_PAUSE_MS, Math.max(FIRST_PAUSE_MS, pauseMs * 2));
+        if (pauseMs == 0) {
+            LOG.warn("could not delete the versions of aborted transaction {}: {}; they stay invisible and are"
+                    + " deleted in the background once HBase takes them", tx.getStartTimestamp(), failure.toString());
+        } else {
+            LOG.debug("deleting the versions of aborted transaction {} failed again: {}", tx.getStartTimestamp(),
+                    failure.toString());
+        }
+        try {
+            retries.schedule(() -> attempt(tx, report, next), next, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // closing: reported by close()
+        }
+    }
+
+    private void reportCleanedUp(Transaction tx, boolean report) {
+        OracleClient client = oracle.get();
+        if (report && client != null && client.isOpen()) {
+            client.cleanedUp(tx.getStartTimestamp()).whenComplete((v, e) -> {
+                if (e != null) {
+                    LOG.debug("clean-up report for {} failed: {}", tx.getStartTimestamp(), e.toString());
+                }
+            });
+        }
+    }
+
+    /** Stops retrying; says which aborted transactions keep (invisible) versions in HBase. */
+    @Override
+    public void close() {
+        closed = true;
+        retries.shutdownNow();
+        if (!pending.isEmpty()) {
+            List<Long> left = new ArrayList<>();
+            for (Transaction tx : pending) {
+                left.add(tx.getStartTimestamp());
+            }
+            LOG.warn("closing with the versions of {} aborted transaction(s) still in HBase, {}: they stay invisible"
+                    + " (the oracle keeps them in its aborted set)", left.size(), left);
+        }
+    }
+}
