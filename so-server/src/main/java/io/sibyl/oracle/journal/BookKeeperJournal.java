@@ -23,6 +23,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
+import java.util.function.LongFunction;
 
 /**
  * The durable {@link Journal}: decision blocks go to a BookKeeper ledger, several blocks per entry (group commit),
@@ -73,6 +74,9 @@ import java.util.function.LongConsumer;
 public final class BookKeeperJournal implements Journal {
     private static final Logger LOG = LoggerFactory.getLogger(BookKeeperJournal.class);
     private static final long WATCHDOG_PERIOD_MS = 100;
+    /** Attempts to delete a dropped ledger (pauses 0.5, 1, 2, 4 ... s between them, about 4 min in all). */
+    static final int DELETE_ATTEMPTS = 10;
+    static final long DELETE_FIRST_PAUSE_MS = 500;
 
     /** One ledger entry: the concatenation of sealed blocks, with the callbacks that wait for it. */
     private static final class Entry {
@@ -131,7 +135,9 @@ public final class BookKeeperJournal implements Journal {
     private volatile boolean checkpointsFollow;
     private volatile boolean checkpointWanted;
     /** Deletes a dropped ledger in BookKeeper; tests replace it to leave orphans, as a crash after the drop does. */
-    private volatile LongConsumer deleter = this::deleteLedger;
+    private volatile LongConsumer deleter = id -> deleteLedger(id, 1);
+    /** One delete of a ledger in BookKeeper, completing with its return code; tests make it fail. */
+    private volatile LongFunction<CompletableFuture<Integer>> deleteAttempt = this::deleteInBookKeeper;
 
     // Everything below is guarded by 'this'.
     private LedgerRegistry.Snapshot registered;
@@ -809,19 +815,55 @@ public final class BookKeeperJournal implements Journal {
         }
     }
 
-    private void deleteLedger(long id) {
-        bk.asyncDeleteLedger(id, (rc, ctx) -> {
+    /**
+     * Deletes a dropped ledger, trying again after a growing pause when BookKeeper fails (a ZooKeeper hiccup, bookies
+     * restarting): a ledger that stays is only freed by the next leader's orphan sweep, which may be months away.
+     */
+    private void deleteLedger(long id, int attempt) {
+        deleteAttempt.apply(id).whenComplete((code, error) -> {
+            int rc = error != null ? BKException.Code.UnexpectedConditionException : code;
             if (rc == BKException.Code.OK || rc == BKException.Code.NoSuchLedgerExistsException
                     || rc == BKException.Code.NoSuchLedgerExistsOnMetadataServerException) {
                 synchronized (this) {
                     ledgersDeleted++;
                 }
-            } else {
-                // Unregistered already: nothing reads it any more; only its storage is not freed (an orphan).
-                LOG.warn("journal ledger {} was dropped from the registry but could not be deleted: {}", id,
-                        BKException.getMessage(rc));
+                if (attempt > 1) {
+                    LOG.info("journal ledger {} deleted at attempt {}", id, attempt);
+                }
+                return;
             }
-        }, null);
+            String why = error != null ? error.toString() : BKException.getMessage(rc);
+            if (attempt < DELETE_ATTEMPTS && !closing && !fatal.get()) {
+                long pauseMs = DELETE_FIRST_PAUSE_MS << (attempt - 1);
+                LOG.warn("journal ledger {} was dropped from the registry but could not be deleted ({}); trying again"
+                        + " in {} ms", id, why, pauseMs);
+                try {
+                    admin.schedule(() -> deleteLedger(id, attempt + 1), pauseMs, TimeUnit.MILLISECONDS);
+                    return;
+                } catch (java.util.concurrent.RejectedExecutionException closed) {
+                    // fall through: closing
+                }
+            }
+            // Unregistered already: nothing reads it any more; only its storage is not freed (an orphan).
+            LOG.warn("journal ledger {} was dropped from the registry but could not be deleted after {} attempt(s)"
+                    + " ({}); the next leader's orphan sweep deletes it", id, attempt, why);
+        });
+    }
+
+    private CompletableFuture<Integer> deleteInBookKeeper(long id) {
+        CompletableFuture<Integer> done = new CompletableFuture<>();
+        bk.asyncDeleteLedger(id, (rc, ctx) -> done.complete(rc), null);
+        return done;
+    }
+
+    /** Test hook: one attempt to delete a ledger in BookKeeper (to make some attempts fail). */
+    void deleteAttemptsWith(LongFunction<CompletableFuture<Integer>> attempt) {
+        deleteAttempt = attempt;
+    }
+
+    /** The real single delete attempt, for tests that fail some attempts and then let the rest through. */
+    CompletableFuture<Integer> deleteOnceInBookKeeper(long id) {
+        return deleteInBookKeeper(id);
     }
 
     /** Test hook: what deletes a dropped ledger (a no-op leaves orphans, as a crash right after the drop does). */

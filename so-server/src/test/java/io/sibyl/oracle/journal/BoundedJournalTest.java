@@ -10,6 +10,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -113,6 +116,34 @@ class BoundedJournalTest {
         OracleDriver.assertMatches(live, after.recovered);
         assertEquals(registered, after.recovered.registry().ledgers(), "recovery read only the retained ledgers");
         after.crash();
+    }
+
+    @Test
+    void aDroppedLedgerWhoseDeleteFailsIsDeletedByALaterAttempt(TestInfo info) throws Exception {
+        JournalSettings s = settings(info);
+        OracleDriver oracle = new OracleDriver(cluster, s, 9, null);
+        Map<Long, Integer> attempts = new ConcurrentHashMap<>();
+        oracle.journal.deleteAttemptsWith(id -> attempts.merge(id, 1, Integer::sum) <= 2
+                ? CompletableFuture.completedFuture(BKException.Code.ZKException) // as in a ZooKeeper hiccup
+                : oracle.journal.deleteOnceInBookKeeper(id));
+        for (int round = 0; round < 40 && oracle.journal.retention().ledgersDropped() < 2; round++) {
+            oracle.run(100);
+        }
+        long dropped = oracle.journal.retention().ledgersDropped();
+        assertTrue(dropped >= 2, "ledgers dropped: " + oracle);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (oracle.journal.retention().ledgersDeleted() < dropped && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertTrue(oracle.journal.retention().ledgersDeleted() >= dropped, oracle.journal.retention().toString());
+        List<Long> registered = oracle.registered();
+        for (Map.Entry<Long, Integer> e : attempts.entrySet()) {
+            assertFalse(registered.contains(e.getKey()));
+            assertFalse(existsInBookKeeper(oracle.bk, s, e.getKey()), "ledger " + e.getKey() + " still exists");
+            assertTrue(e.getValue() >= 3, "ledger " + e.getKey() + " deleted at attempt " + e.getValue());
+        }
+        assertFalse(oracle.journal.isFailed(), oracle.journal.failure());
+        oracle.crash();
     }
 
     @Test
