@@ -850,7 +850,8 @@ public final class BookKeeperJournal implements Journal {
         });
     }
 
-    private CompletableFuture<Integer> deleteInBookKeeper(long id) {
+    /** One delete of {@code id} in BookKeeper, completing with its return code (tests let some attempts through). */
+    CompletableFuture<Integer> deleteInBookKeeper(long id) {
         CompletableFuture<Integer> done = new CompletableFuture<>();
         bk.asyncDeleteLedger(id, (rc, ctx) -> done.complete(rc), null);
         return done;
@@ -859,11 +860,6 @@ public final class BookKeeperJournal implements Journal {
     /** Test hook: one attempt to delete a ledger in BookKeeper (to make some attempts fail). */
     void deleteAttemptsWith(LongFunction<CompletableFuture<Integer>> attempt) {
         deleteAttempt = attempt;
-    }
-
-    /** The real single delete attempt, for tests that fail some attempts and then let the rest through. */
-    CompletableFuture<Integer> deleteOnceInBookKeeper(long id) {
-        return deleteInBookKeeper(id);
     }
 
     /** Test hook: what deletes a dropped ledger (a no-op leaves orphans, as a crash right after the drop does). */

@@ -125,7 +125,7 @@ class BoundedJournalTest {
         Map<Long, Integer> attempts = new ConcurrentHashMap<>();
         oracle.journal.deleteAttemptsWith(id -> attempts.merge(id, 1, Integer::sum) <= 2
                 ? CompletableFuture.completedFuture(BKException.Code.ZKException) // as in a ZooKeeper hiccup
-                : oracle.journal.deleteOnceInBookKeeper(id));
+                : oracle.journal.deleteInBookKeeper(id));
         for (int round = 0; round < 40 && oracle.journal.retention().ledgersDropped() < 2; round++) {
             oracle.run(100);
         }
