@@ -194,11 +194,6 @@ public final class OracleServer implements AutoCloseable {
         return state.aborts();
     }
 
-    /** Transactions started and not yet finished (approximate while running). */
-    public int runningTransactions() {
-        return state.runningCount();
-    }
-
     /** Current T_max (approximate while running). */
     public long tMax() {
         return state.tMax();

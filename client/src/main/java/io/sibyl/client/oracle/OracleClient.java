@@ -31,7 +31,6 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -47,10 +46,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class OracleClient implements AutoCloseable {
     /** Largest frame accepted from the oracle (replies plus pushed metadata). */
     static final int MAX_INBOUND_FRAME = 512 << 20;
-    /** Longest a read-only transaction's end waits for a request to travel with (it only delays the low watermark). */
-    static final long FINISH_DELAY_MILLIS = 5;
-    /** Deferred ends beyond which they are sent at once. */
-    private static final int MAX_DEFERRED_FINISHES = 256;
 
     private final String address;
     private final EventLoopGroup ownGroup;
@@ -59,13 +54,6 @@ public final class OracleClient implements AutoCloseable {
     private final Queue<Request> outgoing = PlatformDependent.newMpscQueue();
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final Runnable flushTask = this::flushOutgoing;
-    /**
-     * Ends of read-only transactions, sent with the next request or at the latest {@link #FINISH_DELAY_MILLIS} later:
-     * they need no reply, and a frame and wake-up of their own cost a read-only transaction a third of its oracle work.
-     */
-    private final Queue<Long> deferredFinishes = PlatformDependent.newMpscQueue();
-    private final AtomicBoolean finishFlushArmed = new AtomicBoolean();
-    private final Runnable deferredFlushTask = this::flushDeferred;
     private final CompletableFuture<CommitReplica> hello = new CompletableFuture<>();
     // Event-loop confined:
     private final LongObjectHashMap<Request> inflight = new LongObjectHashMap<>();
@@ -176,34 +164,13 @@ public final class OracleClient implements AutoCloseable {
         return submit(new Request(Wire.CLEANED_UP, startTs, null));
     }
 
-    /**
-     * Ends a transaction that wrote nothing. No reply is awaited, and the message travels with the next request (or
-     * within {@link #FINISH_DELAY_MILLIS}): the local reader is unregistered at once, only the oracle's low watermark
-     * learns of it a little later.
-     */
+    /** Ends a transaction that wrote nothing. No reply is awaited. */
     public void finish(long startTs) {
         CommitReplica r = replica;
         if (r != null) {
             r.unregisterReader(startTs);
         }
-        if (closedReason != null) {
-            return; // the oracle finishes whatever a lost connection ran
-        }
-        deferredFinishes.offer(startTs);
-        if (deferredFinishes.size() >= MAX_DEFERRED_FINISHES) {
-            scheduleFlush();
-        } else if (!finishFlushArmed.get() && finishFlushArmed.compareAndSet(false, true)) {
-            try {
-                loop.schedule(deferredFlushTask, FINISH_DELAY_MILLIS, TimeUnit.MILLISECONDS);
-            } catch (RejectedExecutionException e) {
-                // closing: the oracle finishes whatever a lost connection ran
-            }
-        }
-    }
-
-    /** Read-only transactions whose end has not been sent yet. */
-    int deferredFinishCount() {
-        return deferredFinishes.size();
+        submit(new Request(Wire.FINISH, startTs, null));
     }
 
     /** Commit query: what the oracle knows of the transaction that started at {@code ts}. */
@@ -261,21 +228,10 @@ public final class OracleClient implements AutoCloseable {
             return CompletableFuture.failedFuture(new OracleUnavailableException(reason));
         }
         outgoing.offer(r);
-        scheduleFlush();
-        return (CompletableFuture<T>) r.future;
-    }
-
-    private void scheduleFlush() {
         if (!flushScheduled.get() && flushScheduled.compareAndSet(false, true)) {
             loop.execute(flushTask);
         }
-    }
-
-    private void flushDeferred() {
-        finishFlushArmed.set(false);
-        if (!deferredFinishes.isEmpty()) {
-            flushOutgoing();
-        }
+        return (CompletableFuture<T>) r.future;
     }
 
     private void flushOutgoing() {
@@ -286,20 +242,6 @@ public final class OracleClient implements AutoCloseable {
         }
         ByteBuf frame = null;
         Request r;
-        // Ends first: the oracle frees their running-transaction slots before it starts anything sent with them.
-        Long finished;
-        while ((finished = deferredFinishes.poll()) != null) {
-            if (frame != null && frame.readableBytes() + 16 > maxOutboundFrame) {
-                channel.write(Frames.end(frame), channel.voidPromise());
-                frame = null;
-            }
-            if (frame == null) {
-                frame = Frames.begin(channel.alloc(), 256);
-            }
-            frame.writeByte(Wire.FINISH);
-            Varints.writeUnsigned(frame, nextId++);
-            Varints.writeUnsigned(frame, finished);
-        }
         while ((r = outgoing.poll()) != null) {
             int size = 16 + (r.rows == null ? 0 : r.rows.length * 8);
             if (frame != null && frame.readableBytes() + size > maxOutboundFrame) {
@@ -321,7 +263,9 @@ public final class OracleClient implements AutoCloseable {
                     frame.writeLong(row);
                 }
             }
-            inflight.put(id, r);
+            if (r.type != Wire.FINISH) {
+                inflight.put(id, r);
+            }
         }
         if (frame != null) {
             channel.writeAndFlush(Frames.end(frame), channel.voidPromise());
@@ -329,7 +273,6 @@ public final class OracleClient implements AutoCloseable {
     }
 
     private void failQueued() {
-        deferredFinishes.clear();
         Request r;
         while ((r = outgoing.poll()) != null) {
             r.future.completeExceptionally(new OracleUnavailableException(closedReason));
