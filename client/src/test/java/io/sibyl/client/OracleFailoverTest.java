@@ -101,6 +101,77 @@ class OracleFailoverTest {
         }
     }
 
+    /**
+     * Three takeovers in a row (each new leader gets a fresh standby behind it), with two clients that each have their
+     * own oracle connection and replica: transfers on both, and audits on both that read every account in one
+     * snapshot. Every audit, including those running across a kill, must see the exact total.
+     */
+    @Test
+    void auditsOfTwoClientsStayExactAcrossThreeSuccessiveTakeovers() throws Exception {
+        String root = "/sibyl/test/failover-chain";
+        MiniCluster c = MiniCluster.get();
+        Map<String, String> settings = new HashMap<>(failoverSettings());
+        settings.put(TransactionManager.ORACLE_ADDRESS, "");
+        settings.put(TransactionManager.ORACLE_ZK_CONNECT, bookies.zkConnect());
+        settings.put(TransactionManager.ORACLE_LEADER_ZNODE, root + "/leader");
+        TableName table = c.createTable("failover-chain", "cf");
+        List<OracleProcess> oracles = new ArrayList<>();
+        try {
+            OracleProcess leader = new OracleProcess("chain-0", oracleFlags(root, 0, true));
+            oracles.add(leader);
+            leader.awaitReady(READY_MS);
+            OracleProcess standby = new OracleProcess("chain-1", oracleFlags(root, 0, true));
+            oracles.add(standby);
+            standby.awaitLine("STANDBY", READY_MS);
+            try (TransactionManager one = c.manager(settings); TransactionManager two = c.manager(settings);
+                 TTable accounts = new TTable(c.connection(), table)) {
+                openAccounts(one, accounts);
+                AtomicLongArray delta = new AtomicLongArray(ACCOUNTS);
+                AtomicInteger committed = new AtomicInteger();
+                AtomicInteger audits = new AtomicInteger();
+                AtomicBoolean stop = new AtomicBoolean();
+                ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+                List<Thread> threads = new ArrayList<>();
+                for (TransactionManager tm : List.of(one, two)) {
+                    for (int t = 0; t < 2; t++) {
+                        threads.add(new Thread(() -> transferUntilStopped(tm, accounts, delta, committed, stop,
+                                failures), "transfers-" + threads.size()));
+                    }
+                    threads.add(new Thread(() -> auditUntilStopped(tm, accounts, audits, stop, failures),
+                            "audits-" + threads.size()));
+                }
+                threads.forEach(Thread::start);
+                for (int round = 2; round <= 4; round++) {
+                    awaitCount(committed, committed.get() + 60, failures);
+                    int auditsBefore = audits.get();
+                    leader.process.destroyForcibly();
+                    assertTrue(leader.process.waitFor(10, TimeUnit.SECONDS));
+                    standby.awaitReady(READY_MS); // it leads now
+                    leader = standby;
+                    standby = new OracleProcess("chain-" + round, oracleFlags(root, 0, true));
+                    oracles.add(standby);
+                    standby.awaitLine("STANDBY", READY_MS);
+                    awaitCount(committed, committed.get() + 30, failures);
+                    awaitCount(audits, auditsBefore + 5, failures);
+                }
+                stop.set(true);
+                for (Thread th : threads) {
+                    th.join(60_000);
+                    assertTrue(!th.isAlive(), th.getName() + " finished");
+                }
+                assertTrue(failures.isEmpty(), "no transfer or audit failed: " + failures);
+                assertTrue(one.connection().reconnects() >= 3 && two.connection().reconnects() >= 3,
+                        "both clients followed all three takeovers: " + one.connection().reconnects() + ", "
+                                + two.connection().reconnects());
+                assertFinalBalances(two, accounts, delta);
+                System.out.printf("three takeovers: %d transfers committed, %d exact audits%n", committed.get(),
+                        audits.get());
+            }
+        } finally {
+            oracles.forEach(OracleProcess::close);
+        }
+    }
+
     @Test
     void noOracleAtTheAddressFailsAfterTheFailoverTimeoutSayingWhereItLooked() throws Exception {
         Map<String, String> settings = Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + freePort(),
@@ -140,22 +211,10 @@ class OracleFailoverTest {
     private void runTransfersAcrossAFailover(Map<String, String> settings, OracleProcess first, Takeover takeover)
             throws Exception {
         MiniCluster c = MiniCluster.get();
-        settings.put(TransactionManager.RETRY_ATTEMPTS, "1000");
-        settings.put(TransactionManager.RETRY_BACKOFF_MS, "1");
-        settings.put(TransactionManager.RETRY_BACKOFF_MAX_MS, "20");
-        settings.put(TransactionManager.FAILOVER_TIMEOUT_MS, "60000");
+        settings.putAll(failoverSettings());
         TableName table = c.createTable("failover", "cf");
         try (TransactionManager tm = c.manager(settings); TTable accounts = new TTable(c.connection(), table)) {
-            tm.run(tx -> {
-                try {
-                    for (int i = 0; i < ACCOUNTS; i++) {
-                        putInt(accounts, tx, account(i), OPENING);
-                    }
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-                return null;
-            });
+            openAccounts(tm, accounts);
             AtomicLongArray delta = new AtomicLongArray(ACCOUNTS);
             AtomicInteger committed = new AtomicInteger();
             AtomicBoolean stop = new AtomicBoolean();
@@ -167,13 +226,13 @@ class OracleFailoverTest {
                 th.start();
                 threads.add(th);
             }
-            awaitCommits(committed, 100, failures);
+            awaitCount(committed, 100, failures);
             int beforeKill = committed.get();
             first.process.destroyForcibly(); // SIGKILL with commits in flight
             assertTrue(first.process.waitFor(10, TimeUnit.SECONDS));
             long killedAt = System.nanoTime();
             try (OracleProcess second = takeover.start()) { // null when the standby took over
-                awaitCommits(committed, committed.get() + 100, failures);
+                awaitCount(committed, committed.get() + 100, failures);
                 System.out.printf("failover: %d commits before the kill, first %d after it; %.0f ms from the kill to"
                         + " 100 more commits%n", beforeKill, committed.get(), (System.nanoTime() - killedAt) / 1e6);
                 stop.set(true);
@@ -184,27 +243,76 @@ class OracleFailoverTest {
                 assertTrue(failures.isEmpty(), "no transfer failed for good: " + failures);
                 assertTrue(tm.connection().reconnects() >= 1, "the manager reconnected");
 
-                Transaction audit = tm.begin();
-                long total = 0;
-                for (int i = 0; i < ACCOUNTS; i++) {
-                    long balance = getInt(accounts, audit, account(i));
-                    assertEquals(OPENING + delta.get(i), balance, "balance of " + account(i));
-                    total += balance;
-                }
-                tm.commit(audit);
-                assertEquals(OPENING * ACCOUNTS, total);
+                assertFinalBalances(tm, accounts, delta);
             }
         }
     }
 
-    private static void awaitCommits(AtomicInteger committed, int target, ConcurrentLinkedQueue<Throwable> failures)
+    /** Patient clients: conflicts retried many times, and a minute for an oracle to take over. */
+    private static Map<String, String> failoverSettings() {
+        return Map.of(TransactionManager.RETRY_ATTEMPTS, "1000", TransactionManager.RETRY_BACKOFF_MS, "1",
+                TransactionManager.RETRY_BACKOFF_MAX_MS, "20", TransactionManager.FAILOVER_TIMEOUT_MS, "60000");
+    }
+
+    private static void openAccounts(TransactionManager tm, TTable accounts) throws Exception {
+        tm.run(tx -> {
+            try {
+                for (int i = 0; i < ACCOUNTS; i++) {
+                    putInt(accounts, tx, account(i), OPENING);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return null;
+        });
+    }
+
+    /** Every balance is its opening value plus the committed transfers, read in one snapshot. */
+    private static void assertFinalBalances(TransactionManager tm, TTable accounts, AtomicLongArray delta)
+            throws Exception {
+        Transaction audit = tm.begin();
+        long total = 0;
+        for (int i = 0; i < ACCOUNTS; i++) {
+            long balance = getInt(accounts, audit, account(i));
+            assertEquals(OPENING + delta.get(i), balance, "balance of " + account(i));
+            total += balance;
+        }
+        tm.commit(audit);
+        assertEquals(OPENING * ACCOUNTS, total);
+    }
+
+    private static void awaitCount(AtomicInteger count, int target, ConcurrentLinkedQueue<Throwable> failures)
             throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (committed.get() < target && failures.isEmpty() && System.nanoTime() < deadline) {
+        while (count.get() < target && failures.isEmpty() && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
-        assertTrue(failures.isEmpty(), "transfers failed: " + failures);
-        assertTrue(committed.get() >= target, "only " + committed.get() + " commits of " + target);
+        assertTrue(failures.isEmpty(), "transfers or audits failed: " + failures);
+        assertTrue(count.get() >= target, "only " + count.get() + " of " + target);
+    }
+
+    /** Read-only audits of every account in one snapshot; an inexact total is a failure. */
+    private static void auditUntilStopped(TransactionManager tm, TTable accounts, AtomicInteger audits,
+                                          AtomicBoolean stop, ConcurrentLinkedQueue<Throwable> failures) {
+        while (!stop.get()) {
+            try {
+                Transaction audit = tm.begin();
+                long total = 0;
+                for (int i = 0; i < ACCOUNTS; i++) {
+                    total += getInt(accounts, audit, account(i));
+                }
+                tm.commit(audit);
+                if (total != OPENING * ACCOUNTS) {
+                    failures.add(new AssertionError("audit at snapshot " + audit.getStartTimestamp() + " saw total "
+                            + total + ", not " + OPENING * ACCOUNTS));
+                    return;
+                }
+                audits.incrementAndGet();
+            } catch (Throwable e) {
+                failures.add(e);
+                return;
+            }
+        }
     }
 
     private static void transferUntilStopped(TransactionManager tm, TTable accounts, AtomicLongArray delta,
