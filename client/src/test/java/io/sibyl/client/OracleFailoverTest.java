@@ -85,10 +85,7 @@ class OracleFailoverTest {
     @Test
     void transfersFollowTheStandbyThatTakesOverThroughZooKeeper() throws Exception {
         String root = "/sibyl/test/failover-ha";
-        Map<String, String> settings = new HashMap<>();
-        settings.put(TransactionManager.ORACLE_ADDRESS, "");
-        settings.put(TransactionManager.ORACLE_ZK_CONNECT, bookies.zkConnect());
-        settings.put(TransactionManager.ORACLE_LEADER_ZNODE, root + "/leader");
+        Map<String, String> settings = zooKeeperClient(root);
         try (OracleProcess leader = new OracleProcess("ha-a", oracleFlags(root, 0, true))) {
             leader.awaitReady(READY_MS); // elected first: the standby starts only now
             try (OracleProcess standby = new OracleProcess("ha-b", oracleFlags(root, 0, true))) {
@@ -110,10 +107,6 @@ class OracleFailoverTest {
     void auditsOfTwoClientsStayExactAcrossThreeSuccessiveTakeovers() throws Exception {
         String root = "/sibyl/test/failover-chain";
         MiniCluster c = MiniCluster.get();
-        Map<String, String> settings = new HashMap<>(failoverSettings());
-        settings.put(TransactionManager.ORACLE_ADDRESS, "");
-        settings.put(TransactionManager.ORACLE_ZK_CONNECT, bookies.zkConnect());
-        settings.put(TransactionManager.ORACLE_LEADER_ZNODE, root + "/leader");
         TableName table = c.createTable("failover-chain", "cf");
         List<OracleProcess> oracles = new ArrayList<>();
         try {
@@ -123,27 +116,16 @@ class OracleFailoverTest {
             OracleProcess standby = new OracleProcess("chain-1", oracleFlags(root, 0, true));
             oracles.add(standby);
             standby.awaitLine("STANDBY", READY_MS);
-            try (TransactionManager one = c.manager(settings); TransactionManager two = c.manager(settings);
+            try (TransactionManager one = c.manager(zooKeeperClient(root));
+                 TransactionManager two = c.manager(zooKeeperClient(root));
                  TTable accounts = new TTable(c.connection(), table)) {
+                Workload w = new Workload(accounts);
                 openAccounts(one, accounts);
-                AtomicLongArray delta = new AtomicLongArray(ACCOUNTS);
-                AtomicInteger committed = new AtomicInteger();
-                AtomicInteger audits = new AtomicInteger();
-                AtomicBoolean stop = new AtomicBoolean();
-                ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
-                List<Thread> threads = new ArrayList<>();
-                for (TransactionManager tm : List.of(one, two)) {
-                    for (int t = 0; t < 2; t++) {
-                        threads.add(new Thread(() -> transferUntilStopped(tm, accounts, delta, committed, stop,
-                                failures), "transfers-" + threads.size()));
-                    }
-                    threads.add(new Thread(() -> auditUntilStopped(tm, accounts, audits, stop, failures),
-                            "audits-" + threads.size()));
-                }
-                threads.forEach(Thread::start);
+                w.start(one, 2, true);
+                w.start(two, 2, true);
                 for (int round = 2; round <= 4; round++) {
-                    awaitCount(committed, committed.get() + 60, failures);
-                    int auditsBefore = audits.get();
+                    w.awaitCommits(60);
+                    int auditsBefore = w.audits.get();
                     leader.process.destroyForcibly();
                     assertTrue(leader.process.waitFor(10, TimeUnit.SECONDS));
                     standby.awaitReady(READY_MS); // it leads now
@@ -151,24 +133,62 @@ class OracleFailoverTest {
                     standby = new OracleProcess("chain-" + round, oracleFlags(root, 0, true));
                     oracles.add(standby);
                     standby.awaitLine("STANDBY", READY_MS);
-                    awaitCount(committed, committed.get() + 30, failures);
-                    awaitCount(audits, auditsBefore + 5, failures);
+                    w.awaitCommits(30);
+                    awaitCount(w.audits, auditsBefore + 5, w.failures);
                 }
-                stop.set(true);
-                for (Thread th : threads) {
-                    th.join(60_000);
-                    assertTrue(!th.isAlive(), th.getName() + " finished");
-                }
-                assertTrue(failures.isEmpty(), "no transfer or audit failed: " + failures);
+                w.stopAndCheck(two);
                 assertTrue(one.connection().reconnects() >= 3 && two.connection().reconnects() >= 3,
                         "both clients followed all three takeovers: " + one.connection().reconnects() + ", "
                                 + two.connection().reconnects());
-                assertFinalBalances(two, accounts, delta);
-                System.out.printf("three takeovers: %d transfers committed, %d exact audits%n", committed.get(),
-                        audits.get());
+                System.out.printf("three takeovers: %d transfers committed, %d exact audits%n", w.committed.get(),
+                        w.audits.get());
             }
         } finally {
             oracles.forEach(OracleProcess::close);
+        }
+    }
+
+    /**
+     * The leader is frozen with SIGSTOP under transfers and audits: its TCP connections stay open, so the clients move
+     * on only when the standby takes over (after the frozen leader's ZooKeeper session expires) and announces itself.
+     * Resumed with SIGCONT, the deposed leader exits without deciding anything: balances and audits stay exact.
+     */
+    @Test
+    void clientsLeaveAFrozenLeaderForTheStandbyAndItsResumptionChangesNothing() throws Exception {
+        String root = "/sibyl/test/failover-frozen";
+        MiniCluster c = MiniCluster.get();
+        List<String> flags = new ArrayList<>(oracleFlags(root, 0, true));
+        flags.add("--journal.zk.session.timeout.ms=2000"); // the smallest the test ZooKeeper grants
+        TableName table = c.createTable("failover-frozen", "cf");
+        try (OracleProcess leader = new OracleProcess("frozen-a", flags)) {
+            leader.awaitReady(READY_MS);
+            try (OracleProcess standby = new OracleProcess("frozen-b", flags);
+                 TransactionManager tm = c.manager(zooKeeperClient(root));
+                 TTable accounts = new TTable(c.connection(), table)) {
+                standby.awaitLine("STANDBY", READY_MS);
+                Workload w = new Workload(accounts);
+                openAccounts(tm, accounts);
+                w.start(tm, 4, true);
+                w.awaitCommits(100);
+
+                leader.signal("STOP");
+                long frozenAt = System.nanoTime();
+                standby.awaitReady(READY_MS);
+                long readyAt = System.nanoTime();
+                w.awaitCommits(1);
+                long firstAt = System.nanoTime();
+                w.awaitCommits(60);
+                System.out.printf("frozen leader: standby ready %.1f s after SIGSTOP, first transfer on it %.1f s after"
+                        + " SIGSTOP%n", (readyAt - frozenAt) / 1e9, (firstAt - frozenAt) / 1e9);
+
+                int auditsBefore = w.audits.get();
+                leader.signal("CONT");
+                assertTrue(leader.process.waitFor(30, TimeUnit.SECONDS), "the resumed, deposed leader exits");
+                assertEquals(1, leader.process.exitValue(), "fatal error exit status");
+                w.awaitCommits(60);
+                awaitCount(w.audits, auditsBefore + 5, w.failures);
+                w.stopAndCheck(tm);
+            }
         }
     }
 
@@ -214,38 +234,31 @@ class OracleFailoverTest {
         settings.putAll(failoverSettings());
         TableName table = c.createTable("failover", "cf");
         try (TransactionManager tm = c.manager(settings); TTable accounts = new TTable(c.connection(), table)) {
+            Workload w = new Workload(accounts);
             openAccounts(tm, accounts);
-            AtomicLongArray delta = new AtomicLongArray(ACCOUNTS);
-            AtomicInteger committed = new AtomicInteger();
-            AtomicBoolean stop = new AtomicBoolean();
-            ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
-            List<Thread> threads = new ArrayList<>();
-            for (int t = 0; t < THREADS; t++) {
-                Thread th = new Thread(() -> transferUntilStopped(tm, accounts, delta, committed, stop, failures),
-                        "transfers-" + t);
-                th.start();
-                threads.add(th);
-            }
-            awaitCount(committed, 100, failures);
-            int beforeKill = committed.get();
+            w.start(tm, THREADS, false);
+            w.awaitCommits(100);
+            int beforeKill = w.committed.get();
             first.process.destroyForcibly(); // SIGKILL with commits in flight
             assertTrue(first.process.waitFor(10, TimeUnit.SECONDS));
             long killedAt = System.nanoTime();
             try (OracleProcess second = takeover.start()) { // null when the standby took over
-                awaitCount(committed, committed.get() + 100, failures);
+                w.awaitCommits(100);
                 System.out.printf("failover: %d commits before the kill, first %d after it; %.0f ms from the kill to"
-                        + " 100 more commits%n", beforeKill, committed.get(), (System.nanoTime() - killedAt) / 1e6);
-                stop.set(true);
-                for (Thread th : threads) {
-                    th.join(60_000);
-                    assertTrue(!th.isAlive(), th.getName() + " finished");
-                }
-                assertTrue(failures.isEmpty(), "no transfer failed for good: " + failures);
+                        + " 100 more commits%n", beforeKill, w.committed.get(), (System.nanoTime() - killedAt) / 1e6);
+                w.stopAndCheck(tm);
                 assertTrue(tm.connection().reconnects() >= 1, "the manager reconnected");
-
-                assertFinalBalances(tm, accounts, delta);
             }
         }
+    }
+
+    /** Client settings that find the leader of the HA group under {@code root} through ZooKeeper. */
+    private static Map<String, String> zooKeeperClient(String root) {
+        Map<String, String> settings = new HashMap<>(failoverSettings());
+        settings.put(TransactionManager.ORACLE_ADDRESS, "");
+        settings.put(TransactionManager.ORACLE_ZK_CONNECT, bookies.zkConnect());
+        settings.put(TransactionManager.ORACLE_LEADER_ZNODE, root + "/leader");
+        return settings;
     }
 
     /** Patient clients: conflicts retried many times, and a minute for an oracle to take over. */
@@ -267,78 +280,122 @@ class OracleFailoverTest {
         });
     }
 
-    /** Every balance is its opening value plus the committed transfers, read in one snapshot. */
-    private static void assertFinalBalances(TransactionManager tm, TTable accounts, AtomicLongArray delta)
-            throws Exception {
-        Transaction audit = tm.begin();
-        long total = 0;
-        for (int i = 0; i < ACCOUNTS; i++) {
-            long balance = getInt(accounts, audit, account(i));
-            assertEquals(OPENING + delta.get(i), balance, "balance of " + account(i));
-            total += balance;
-        }
-        tm.commit(audit);
-        assertEquals(OPENING * ACCOUNTS, total);
-    }
-
     private static void awaitCount(AtomicInteger count, int target, ConcurrentLinkedQueue<Throwable> failures)
             throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         while (count.get() < target && failures.isEmpty() && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
-        assertTrue(failures.isEmpty(), "transfers or audits failed: " + failures);
+        assertNoFailures(failures);
         assertTrue(count.get() >= target, "only " + count.get() + " of " + target);
     }
 
-    /** Read-only audits of every account in one snapshot; an inexact total is a failure. */
-    private static void auditUntilStopped(TransactionManager tm, TTable accounts, AtomicInteger audits,
-                                          AtomicBoolean stop, ConcurrentLinkedQueue<Throwable> failures) {
-        while (!stop.get()) {
-            try {
-                Transaction audit = tm.begin();
-                long total = 0;
-                for (int i = 0; i < ACCOUNTS; i++) {
-                    total += getInt(accounts, audit, account(i));
-                }
-                tm.commit(audit);
-                if (total != OPENING * ACCOUNTS) {
-                    failures.add(new AssertionError("audit at snapshot " + audit.getStartTimestamp() + " saw total "
-                            + total + ", not " + OPENING * ACCOUNTS));
-                    return;
-                }
-                audits.incrementAndGet();
-            } catch (Throwable e) {
-                failures.add(e);
-                return;
-            }
+    /** Fails with the first failure as the cause, so its stack trace is in the report. */
+    private static void assertNoFailures(ConcurrentLinkedQueue<Throwable> failures) {
+        if (!failures.isEmpty()) {
+            throw new AssertionError("transfers or audits failed: " + failures, failures.peek());
         }
     }
 
-    private static void transferUntilStopped(TransactionManager tm, TTable accounts, AtomicLongArray delta,
-                                             AtomicInteger committed, AtomicBoolean stop,
-                                             ConcurrentLinkedQueue<Throwable> failures) {
-        ThreadLocalRandom rnd = ThreadLocalRandom.current();
-        while (!stop.get()) {
-            int from = rnd.nextInt(ACCOUNTS);
-            int to = (from + 1 + rnd.nextInt(ACCOUNTS - 1)) % ACCOUNTS;
-            long amount = 1 + rnd.nextInt(20);
-            try {
-                tm.run(tx -> {
-                    try {
-                        putInt(accounts, tx, account(from), getInt(accounts, tx, account(from)) - amount);
-                        putInt(accounts, tx, account(to), getInt(accounts, tx, account(to)) + amount);
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
+    /** Transfer and audit threads on one accounts table, and what they saw. */
+    private static final class Workload {
+        final TTable accounts;
+        final AtomicLongArray delta = new AtomicLongArray(ACCOUNTS);
+        final AtomicInteger committed = new AtomicInteger();
+        final AtomicInteger audits = new AtomicInteger();
+        final AtomicBoolean stop = new AtomicBoolean();
+        final ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        final List<Thread> threads = new ArrayList<>();
+
+        Workload(TTable accounts) {
+            this.accounts = accounts;
+        }
+
+        /** Starts {@code transferThreads} transfer threads on {@code tm}, and an auditor if {@code audit}. */
+        void start(TransactionManager tm, int transferThreads, boolean audit) {
+            for (int t = 0; t < transferThreads; t++) {
+                startThread("transfers-" + threads.size(), () -> transferUntilStopped(tm));
+            }
+            if (audit) {
+                startThread("audits-" + threads.size(), () -> auditUntilStopped(tm));
+            }
+        }
+
+        private void startThread(String name, Runnable work) {
+            Thread th = new Thread(work, name);
+            th.start();
+            threads.add(th);
+        }
+
+        void awaitCommits(int more) throws InterruptedException {
+            awaitCount(committed, committed.get() + more, failures);
+        }
+
+        /** Stops the threads, then checks that none failed and that every balance is exact. */
+        void stopAndCheck(TransactionManager tm) throws Exception {
+            stop.set(true);
+            for (Thread th : threads) {
+                th.join(60_000);
+                assertTrue(!th.isAlive(), th.getName() + " finished");
+            }
+            assertNoFailures(failures);
+            Transaction audit = tm.begin();
+            long total = 0;
+            for (int i = 0; i < ACCOUNTS; i++) {
+                long balance = getInt(accounts, audit, account(i));
+                assertEquals(OPENING + delta.get(i), balance, "balance of " + account(i));
+                total += balance;
+            }
+            tm.commit(audit);
+            assertEquals(OPENING * ACCOUNTS, total);
+        }
+
+        /** Read-only audits of every account in one snapshot; an inexact total is a failure. */
+        private void auditUntilStopped(TransactionManager tm) {
+            while (!stop.get()) {
+                try {
+                    Transaction audit = tm.begin();
+                    long total = 0;
+                    for (int i = 0; i < ACCOUNTS; i++) {
+                        total += getInt(accounts, audit, account(i));
                     }
-                    return null;
-                });
-                delta.addAndGet(from, -amount);
-                delta.addAndGet(to, amount);
-                committed.incrementAndGet();
-            } catch (Throwable e) {
-                failures.add(e);
-                return;
+                    tm.commit(audit);
+                    if (total != OPENING * ACCOUNTS) {
+                        failures.add(new AssertionError("audit at snapshot " + audit.getStartTimestamp()
+                                + " saw total " + total + ", not " + OPENING * ACCOUNTS));
+                        return;
+                    }
+                    audits.incrementAndGet();
+                } catch (Throwable e) {
+                    failures.add(e);
+                    return;
+                }
+            }
+        }
+
+        private void transferUntilStopped(TransactionManager tm) {
+            ThreadLocalRandom rnd = ThreadLocalRandom.current();
+            while (!stop.get()) {
+                int from = rnd.nextInt(ACCOUNTS);
+                int to = (from + 1 + rnd.nextInt(ACCOUNTS - 1)) % ACCOUNTS;
+                long amount = 1 + rnd.nextInt(20);
+                try {
+                    tm.run(tx -> {
+                        try {
+                            putInt(accounts, tx, account(from), getInt(accounts, tx, account(from)) - amount);
+                            putInt(accounts, tx, account(to), getInt(accounts, tx, account(to)) + amount);
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                        return null;
+                    });
+                    delta.addAndGet(from, -amount);
+                    delta.addAndGet(to, amount);
+                    committed.incrementAndGet();
+                } catch (Throwable e) {
+                    failures.add(e);
+                    return;
+                }
             }
         }
     }

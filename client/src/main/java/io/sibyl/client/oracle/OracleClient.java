@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -53,6 +54,7 @@ public final class OracleClient implements AutoCloseable {
     private final EventLoop loop;
     private final Queue<Request> outgoing = PlatformDependent.newMpscQueue();
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
+    private final AtomicBoolean closing = new AtomicBoolean();
     private final Runnable flushTask = this::flushOutgoing;
     private final CompletableFuture<CommitReplica> hello = new CompletableFuture<>();
     // Event-loop confined:
@@ -229,7 +231,17 @@ public final class OracleClient implements AutoCloseable {
         }
         outgoing.offer(r);
         if (!flushScheduled.get() && flushScheduled.compareAndSet(false, true)) {
-            loop.execute(flushTask);
+            try {
+                loop.execute(flushTask);
+            } catch (RejectedExecutionException e) {
+                flushScheduled.set(false); // closed meanwhile: failed just below
+            }
+        }
+        String late = closedReason;
+        if (late != null) {
+            // Closed while this was queued: it may or may not have left, and nothing will answer it now.
+            r.future.completeExceptionally(new OracleUnavailableException(late
+                    + "; a request made as it closed has an unknown outcome"));
         }
         return (CompletableFuture<T>) r.future;
     }
@@ -293,14 +305,25 @@ public final class OracleClient implements AutoCloseable {
         failQueued();
     }
 
+    /**
+     * Closes the connection and fails what is still waiting. Idempotent: a client can be closed both because a newer
+     * leader was announced and because the connection that replaced it took over.
+     */
     @Override
     public void close() {
         if (closedReason == null) {
             closedReason = "the oracle client for " + address + " was closed";
         }
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
         if (channel != null) {
             channel.close().awaitUninterruptibly();
-            loop.execute(() -> connectionLost(closedReason));
+            try {
+                loop.execute(() -> connectionLost(closedReason));
+            } catch (RejectedExecutionException e) {
+                connectionLost(closedReason); // the loop is gone, so nothing else touches its state any more
+            }
         }
         shutdownOwnGroup();
     }
