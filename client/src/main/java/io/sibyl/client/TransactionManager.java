@@ -18,9 +18,13 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
 /**
@@ -66,7 +70,10 @@ public final class TransactionManager implements AutoCloseable {
     public static final String RETRY_BACKOFF_MS = "sibyl.client.retry.backoff.ms";
     /** Largest back-off of {@link #run} (default 1000 ms). */
     public static final String RETRY_BACKOFF_MAX_MS = "sibyl.client.retry.backoff.max.ms";
-    /** How long a read waits for the oracle's answer to a commit query (default 30000 ms). */
+    /**
+     * How long any request waits for the oracle's answer (default 30000 ms); an oracle silent for longer is treated
+     * as lost and its connection dropped.
+     */
     public static final String ORACLE_TIMEOUT_MS = "sibyl.client.oracle.timeout.ms";
 
     private final Connection connection;
@@ -187,7 +194,7 @@ public final class TransactionManager implements AutoCloseable {
         while (true) {
             OracleClient client = oracle.current();
             try {
-                tx = new Transaction(this, client, client.begin().join());
+                tx = new Transaction(this, client, awaitReply(client.begin(), client, "a begin"));
                 break;
             } catch (CompletionException e) {
                 // A begin lost with its connection left nothing behind: the oracle aborts what a lost connection ran.
@@ -242,7 +249,7 @@ public final class TransactionManager implements AutoCloseable {
         }
         long commitTs;
         try {
-            commitTs = client.commit(startTs, tx.writeSet()).join();
+            commitTs = awaitReply(client.commit(startTs, tx.writeSet()), client, "a commit");
         } catch (CompletionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof TransactionAbortedException tae) {
@@ -413,6 +420,42 @@ public final class TransactionManager implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits for the oracle's reply, as {@code join} would, but for at most {@code sibyl.client.oracle.timeout.ms}. An
+     * oracle that stays silent that long is treated as lost (frozen, or cut off with its connection still open): the
+     * connection is dropped, so this and every other request on it fail as after a lost connection (begins retry
+     * elsewhere, commits are resolved as in doubt) and the next request connects to whichever oracle leads.
+     *
+     * @throws CompletionException with the failure, an {@link OracleUnavailableException} on timeout
+     */
+    private <T> T awaitReply(CompletableFuture<T> reply, OracleClient client, String what) {
+        long timeoutNanos = settings.oracleTimeoutMillis() * 1_000_000L;
+        long deadline = System.nanoTime() + timeoutNanos;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true; // like join: the reply decides what happened, so keep waiting for it
+                } catch (ExecutionException e) {
+                    throw new CompletionException(e.getCause());
+                } catch (TimeoutException e) {
+                    String reason = "the oracle at " + client.address() + " did not answer " + what + " within "
+                            + settings.oracleTimeoutMillis() + " ms (" + ORACLE_TIMEOUT_MS + "), so the connection"
+                            + " to it was dropped";
+                    LOG.warn(reason);
+                    client.closeBecause(reason);
+                    throw new CompletionException(new OracleUnavailableException(reason));
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private void finished(Transaction tx) {
         running.remove(tx);
     }
@@ -422,7 +465,7 @@ public final class TransactionManager implements AutoCloseable {
             return; // the oracle aborts what a lost connection was running (a new oracle: all it did not decide)
         }
         try {
-            tx.begunOn().abort(tx.getStartTimestamp()).join();
+            awaitReply(tx.begunOn().abort(tx.getStartTimestamp()), tx.begunOn(), "an abort");
         } catch (CompletionException e) {
             LOG.warn("abort of transaction {} at the oracle failed: {}", tx.getStartTimestamp(),
                     e.getCause().toString());
@@ -455,7 +498,7 @@ public final class TransactionManager implements AutoCloseable {
         for (int attempt = 0; attempt < 3 && askAgain; attempt++) {
             try {
                 OracleClient client = oracle.current();
-                TransactionStatus status = client.query(startTs).join();
+                TransactionStatus status = awaitReply(client.query(startTs), client, "a commit query");
                 switch (status.state()) {
                     case COMMITTED, COMMITTED_LONG_AGO -> {
                         finished(tx);
@@ -470,7 +513,7 @@ public final class TransactionManager implements AutoCloseable {
                                 + " the oracle was lost while the commit was in flight, and the oracle at "
                                 + client.address() + " reports it aborted; run it again", lost);
                     }
-                    case RUNNING -> client.abort(startTs).join(); // then ask again: it is aborted or committed now
+                    case RUNNING -> awaitReply(client.abort(startTs), client, "an abort"); // then ask again: it is decided now
                     case UNKNOWN -> {
                         LOG.warn("the oracle at {} does not know transaction {} (was it restarted without its"
                                 + " journal?)", client.address(), startTs);

@@ -192,6 +192,54 @@ class OracleFailoverTest {
         }
     }
 
+    /**
+     * A lone oracle frozen with SIGSTOP keeps its connections open and answers nothing. A commit sent to it fails
+     * within bounded time as outcome-unknown, naming the timeout, and a begin fails once no oracle answered within the
+     * failover timeout; once the oracle is resumed, the same manager serves again.
+     */
+    @Test
+    void aFrozenOracleWithoutAStandbyFailsRequestsInBoundedTimeAndServesAgainOnceResumed() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        int port = freePort();
+        List<String> flags = new ArrayList<>(oracleFlags("/sibyl/test/failover-silent", port, false));
+        flags.add("--journal.zk.session.timeout.ms=30000"); // outlives the freeze: no session loss on resume
+        TableName table = c.createTable("failover-silent", "cf");
+        Map<String, String> settings = Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + port,
+                TransactionManager.ORACLE_TIMEOUT_MS, "1000", TransactionManager.FAILOVER_TIMEOUT_MS, "2000");
+        try (OracleProcess oracle = new OracleProcess("silent", flags)) {
+            oracle.awaitReady(READY_MS);
+            try (TransactionManager tm = c.manager(settings); TTable t = new TTable(c.connection(), table)) {
+                Transaction sentToAFrozenOracle = tm.begin();
+                putInt(t, sentToAFrozenOracle, "row", 1);
+                oracle.signal("STOP");
+                try {
+                    long frozenAt = System.nanoTime();
+                    CommitOutcomeUnknownException unknown = assertThrows(CommitOutcomeUnknownException.class,
+                            () -> tm.commit(sentToAFrozenOracle));
+                    long commitMillis = (System.nanoTime() - frozenAt) / 1_000_000;
+                    assertTrue(unknown.getMessage().contains("did not answer a commit within 1000 ms ("
+                            + TransactionManager.ORACLE_TIMEOUT_MS + ")"), unknown.getMessage());
+                    long beginAt = System.nanoTime();
+                    OracleUnavailableException down = assertThrows(OracleUnavailableException.class, tm::begin);
+                    long beginMillis = (System.nanoTime() - beginAt) / 1_000_000;
+                    assertTrue(down.getMessage().contains("no status oracle answered within 2000 ms"),
+                            down.getMessage());
+                    System.out.printf("frozen lone oracle: commit failed after %d ms, begin after %d ms%n",
+                            commitMillis, beginMillis);
+                    assertTrue(commitMillis < 15_000 && beginMillis < 6_000, commitMillis + ", " + beginMillis);
+                } finally {
+                    oracle.signal("CONT");
+                }
+                Transaction afterResume = tm.begin();
+                putInt(t, afterResume, "row2", 2);
+                tm.commit(afterResume);
+                Transaction check = tm.begin();
+                assertEquals(2, getInt(t, check, "row2"));
+                tm.commit(check);
+            }
+        }
+    }
+
     @Test
     void noOracleAtTheAddressFailsAfterTheFailoverTimeoutSayingWhereItLooked() throws Exception {
         Map<String, String> settings = Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + freePort(),

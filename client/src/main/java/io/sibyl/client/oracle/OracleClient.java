@@ -305,6 +305,14 @@ public final class OracleClient implements AutoCloseable {
         failQueued();
     }
 
+    /** Closes the connection, failing what still waits on it with {@code reason} (if it is not closed already). */
+    public void closeBecause(String reason) {
+        if (closedReason == null) {
+            closedReason = reason;
+        }
+        close();
+    }
+
     /**
      * Closes the connection and fails what is still waiting. Idempotent: a client can be closed both because a newer
      * leader was announced and because the connection that replaced it took over.
