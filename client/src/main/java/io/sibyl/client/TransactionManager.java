@@ -513,7 +513,8 @@ public final class TransactionManager implements AutoCloseable {
                                 + " the oracle was lost while the commit was in flight, and the oracle at "
                                 + client.address() + " reports it aborted; run it again", lost);
                     }
-                    case RUNNING -> awaitReply(client.abort(startTs), client, "an abort"); // then ask again: it is decided now
+                    // Never reached its commit: abort it, then ask again, when the answer can no longer change.
+                    case RUNNING -> awaitReply(client.abort(startTs), client, "an abort");
                     case UNKNOWN -> {
                         LOG.warn("the oracle at {} does not know transaction {} (was it restarted without its"
                                 + " journal?)", client.address(), startTs);
