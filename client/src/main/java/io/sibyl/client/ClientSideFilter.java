@@ -23,7 +23,18 @@ final class ClientSideFilter {
     private boolean allRemainingFiltered;
 
     ClientSideFilter(Filter userFilter, int storeLimit, int storeOffset) throws IOException {
+        this(userFilter, storeLimit, storeOffset, false);
+    }
+
+    /**
+     * For a scan: a reversed one tells the filter so, as a region server does, since some filters (PrefixFilter)
+     * judge where rows can still match by the scan's direction; their serialization does not carry it.
+     */
+    ClientSideFilter(Filter userFilter, int storeLimit, int storeOffset, boolean reversed) throws IOException {
         this.filter = userFilter == null ? null : copy(userFilter);
+        if (reversed && filter != null) {
+            filter.setReversed(true);
+        }
         this.storeLimit = storeLimit;
         this.storeOffset = storeOffset;
     }

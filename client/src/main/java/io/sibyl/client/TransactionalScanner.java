@@ -60,7 +60,7 @@ final class TransactionalScanner implements ResultScanner {
         this.batch = userScan.getBatch();
         int nv = tx.manager().settings().readVersions();
         this.filter = new ClientSideFilter(userScan.getFilter(), userScan.getMaxResultsPerColumnFamily(),
-                userScan.getRowOffsetPerColumnFamily());
+                userScan.getRowOffsetPerColumnFamily(), reversed);
         NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> rows = t.bufferedRowsFor(tx, userScan);
         this.buffered = rows == null ? Collections.emptyIterator() : rows.entrySet().iterator();
         Scan s = new Scan(userScan);

@@ -109,6 +109,7 @@ class ScanLooksLikeHBaseTest {
         m.put("per-family limit and offset", () -> new Scan().setMaxResultsPerColumnFamily(2)
                 .setRowOffsetPerColumnFamily(1));
         m.put("PrefixFilter", () -> new Scan().setFilter(new PrefixFilter(b("r2"))));
+        m.put("reversed PrefixFilter", () -> new Scan().setReversed(true).setFilter(new PrefixFilter(b("r1"))));
         m.put("SingleColumnValueFilter", () -> {
             SingleColumnValueFilter f = new SingleColumnValueFilter(CF, b("a"), CompareOperator.EQUAL, b("a-3"));
             f.setFilterIfMissing(true);
