@@ -96,7 +96,9 @@ final class ClientSideFilter {
                     hint = null;
                 }
                 boolean include = false;
-                boolean endRow = false;
+                // A region server runs the filter in each family's store: skipping to the next row (or a hint in
+                // another row) ends this family's cells of the row, and the next family is still read.
+                boolean endFamily = false;
                 if (filter == null) {
                     include = true;
                 } else {
@@ -104,15 +106,15 @@ final class ClientSideFilter {
                         case INCLUDE, INCLUDE_AND_NEXT_COL -> include = true;
                         case INCLUDE_AND_SEEK_NEXT_ROW -> {
                             include = true;
-                            endRow = true;
+                            endFamily = true;
                         }
                         case SKIP, NEXT_COL -> {
                         }
-                        case NEXT_ROW -> endRow = true;
+                        case NEXT_ROW -> endFamily = true;
                         case SEEK_NEXT_USING_HINT -> {
                             hint = filter.getNextCellHint(c);
                             if (hint != null && !CellUtil.matchingRows(hint, c)) {
-                                endRow = true; // the hint points at another row
+                                endFamily = true; // the hint points at another row
                             }
                         }
                         default -> {
@@ -127,8 +129,9 @@ final class ClientSideFilter {
                         out.add(filter == null ? c : filter.transformCell(c));
                     }
                 }
-                if (endRow) {
-                    break;
+                if (endFamily) {
+                    familyDone = true;
+                    hint = null;
                 }
             }
             if (filter != null) {

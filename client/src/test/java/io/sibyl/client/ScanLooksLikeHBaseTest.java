@@ -80,6 +80,9 @@ class ScanLooksLikeHBaseTest {
             if (i % 3 == 0) {
                 p.addColumn(CF2, b("y"), b("y" + i));
             }
+            if (i % 4 == 1) { // a qualifier also in cf, where ColumnPrefixFilter("b") skips to the next row after it
+                p.addColumn(CF2, b("b"), b("b2-" + i));
+            }
             t.put(init, p);
         }
         tm.commit(init);
@@ -122,6 +125,7 @@ class ScanLooksLikeHBaseTest {
         m.put("QualifierFilter", () -> new Scan().setFilter(new QualifierFilter(CompareOperator.LESS_OR_EQUAL,
                 new BinaryComparator(b("b")))));
         m.put("ColumnPrefixFilter", () -> new Scan().setFilter(new ColumnPrefixFilter(b("c"))));
+        m.put("ColumnPrefixFilter in both families", () -> new Scan().setFilter(new ColumnPrefixFilter(b("b"))));
         m.put("ColumnRangeFilter", () -> new Scan().setFilter(new ColumnRangeFilter(b("b"), true, b("d"), false)));
         m.put("ColumnPaginationFilter", () -> new Scan().setFilter(new ColumnPaginationFilter(2, 1)));
         m.put("KeyOnlyFilter", () -> new Scan().setFilter(new KeyOnlyFilter()));
