@@ -367,23 +367,24 @@ public class TTable implements Closeable {
         if (rows == null) {
             return null;
         }
-        byte[] start = scan.getStartRow();
-        byte[] stop = scan.getStopRow();
+        boolean reversed = scan.isReversed();
+        byte[] low = reversed ? scan.getStopRow() : scan.getStartRow();
+        boolean lowIncluded = reversed ? scan.includeStopRow() : scan.includeStartRow();
+        byte[] high = reversed ? scan.getStartRow() : scan.getStopRow();
+        boolean highIncluded = reversed ? scan.includeStartRow() : scan.includeStopRow();
         NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> m = rows;
-        if (!scan.isReversed()) {
-            if (start.length > 0) {
-                m = m.tailMap(start, scan.includeStartRow());
+        if (low.length > 0 && high.length > 0) {
+            if (Bytes.compareTo(low, high) > 0) {
+                return null; // an empty range, as HBase scans it
             }
-            if (stop.length > 0) {
-                m = m.headMap(stop, scan.includeStopRow());
-            }
-        } else {
-            if (start.length > 0) {
-                m = m.headMap(start, scan.includeStartRow());
-            }
-            if (stop.length > 0) {
-                m = m.tailMap(stop, scan.includeStopRow());
-            }
+            // One sub-map: a tail map excluding a row and then a head map including it (e.g. (r, r]) would throw.
+            m = m.subMap(low, lowIncluded, high, highIncluded);
+        } else if (low.length > 0) {
+            m = m.tailMap(low, lowIncluded);
+        } else if (high.length > 0) {
+            m = m.headMap(high, highIncluded);
+        }
+        if (reversed) {
             m = m.descendingMap();
         }
         return m.isEmpty() ? null : new TreeMap<>(m);

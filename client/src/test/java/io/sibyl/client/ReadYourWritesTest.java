@@ -115,6 +115,14 @@ class ReadYourWritesTest {
         assertEquals(List.of("b", "c"), TestSupport.rows(t, tx, new Scan().withStartRow(b("b")).withStopRow(b("e"))));
         assertEquals(List.of("c", "b"), TestSupport.rows(t, tx,
                 new Scan().setReversed(true).withStartRow(b("d")).withStopRow(b("a"))));
+        for (boolean reversed : new boolean[] {false, true}) { // ranges of one row bound on both sides, as HBase
+            assertEquals(List.of("c"), TestSupport.rows(t, tx, new Scan().setReversed(reversed)
+                    .withStartRow(b("c"), true).withStopRow(b("c"), true)));
+            assertEquals(List.of(), TestSupport.rows(t, tx, new Scan().setReversed(reversed)
+                    .withStartRow(b("c"), false).withStopRow(b("c"), true)));
+            assertEquals(List.of(), TestSupport.rows(t, tx, new Scan().setReversed(reversed)
+                    .withStartRow(b("c"), true).withStopRow(b("c"), false)));
+        }
         assertEquals(List.of("a", "c", "g"), TestSupport.rows(t, tx, new Scan().addFamily(CF2)),
                 "own rows without a selected column do not appear");
         assertEquals(List.of("0", "a", "b"), TestSupport.rows(t, tx, new Scan().setLimit(3)));
