@@ -26,6 +26,11 @@ public final class Wire {
     public static final byte QUERY = 5;
     /** A transaction that wrote nothing has finished; no reply. */
     public static final byte FINISH = 6;
+    /**
+     * Asks for the oracle's current low watermark (no body); answered with {@link #WATERMARK}. Added after version 2
+     * without changing the version: an older oracle refuses it as malformed.
+     */
+    public static final byte WATERMARK_QUERY = 7;
 
     // oracle -> client
     public static final byte HELLO = 32;
@@ -37,6 +42,11 @@ public final class Wire {
     public static final byte ERROR = 38;
     /** Replicated commit metadata: a run of decision blocks the connection has not seen yet. */
     public static final byte DELTA = 39;
+    /**
+     * The low watermark: no transaction that is running, or starts later, has a start timestamp below it. Only ever
+     * rises, so a stale value is merely conservative for garbage collection.
+     */
+    public static final byte WATERMARK = 40;
 
     // reasons carried by ABORTED
     public static final byte ABORT_CONFLICT = 1;

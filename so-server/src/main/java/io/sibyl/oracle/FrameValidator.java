@@ -24,7 +24,7 @@ final class FrameValidator {
             try {
                 Varints.readUnsigned(in);
                 switch (type) {
-                    case Wire.BEGIN -> {
+                    case Wire.BEGIN, Wire.WATERMARK_QUERY -> {
                     }
                     case Wire.COMMIT -> {
                         timestamp(in);

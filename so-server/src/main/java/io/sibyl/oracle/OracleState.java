@@ -350,7 +350,11 @@ public final class OracleState {
         return block.records();
     }
 
-    /** Oldest start timestamp any running transaction reads from; versions below it that are shadowed can be dropped. */
+    /**
+     * Oldest start timestamp any running transaction reads from (transactions T_max aborted count until they finish),
+     * or the next timestamp when none runs: every running or future transaction starts at or above it, so it never
+     * falls. A version shadowed by one committed below it can be dropped (docs/gc.md).
+     */
     public long lowWatermark() {
         return running.oldest(clock + 1);
     }

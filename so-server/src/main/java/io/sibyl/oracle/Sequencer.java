@@ -224,6 +224,13 @@ final class Sequencer implements Runnable {
                     out.writeByte(state.status(ts));
                     Varints.writeUnsigned(out, state.commitTimestampOf(ts));
                 }
+                case Wire.WATERMARK_QUERY -> {
+                    // Leaves with the block, like every reply; the watermark can only have risen by then.
+                    ByteBuf out = out(session);
+                    out.writeByte(Wire.WATERMARK);
+                    Varints.writeUnsigned(out, id);
+                    Varints.writeUnsigned(out, state.lowWatermark());
+                }
                 default -> throw new ProtocolException("unknown message type " + type); // validated before
             }
             if (++requestsInBlock >= config.maxBlockRecords()) {

@@ -181,6 +181,14 @@ public final class OracleClient implements AutoCloseable {
     }
 
     /**
+     * The oracle's low watermark: no running or future transaction starts below it (for garbage collection). An
+     * oracle older than this request closes the connection as malformed, so the future then fails.
+     */
+    public CompletableFuture<Long> lowWatermark() {
+        return submit(new Request(Wire.WATERMARK_QUERY, 0, null));
+    }
+
+    /**
      * Algorithm 4: is the version written by {@code writerTs} in the snapshot of the running local transaction
      * {@code readerTs}? Answered from the replica, asking the oracle only for writers older than this connection.
      */
@@ -266,7 +274,7 @@ public final class OracleClient implements AutoCloseable {
             long id = nextId++;
             frame.writeByte(r.type);
             Varints.writeUnsigned(frame, id);
-            if (r.type != Wire.BEGIN) {
+            if (r.type != Wire.BEGIN && r.type != Wire.WATERMARK_QUERY) {
                 Varints.writeUnsigned(frame, r.ts);
             }
             if (r.type == Wire.COMMIT) {
@@ -377,11 +385,12 @@ public final class OracleClient implements AutoCloseable {
                         int len = Varints.readBoundedInt(in, in.readableBytes(), "delta length");
                         delta = in.readSlice(len);
                     }
-                    case Wire.STARTED, Wire.COMMITTED, Wire.ACK, Wire.ABORTED, Wire.STATUS, Wire.ERROR -> {
+                    case Wire.STARTED, Wire.COMMITTED, Wire.ACK, Wire.ABORTED, Wire.STATUS, Wire.ERROR,
+                         Wire.WATERMARK -> {
                         long id = Varints.readUnsigned(in);
                         long value = 0;
                         switch (type) {
-                            case Wire.STARTED, Wire.COMMITTED -> value = Varints.readUnsigned(in);
+                            case Wire.STARTED, Wire.COMMITTED, Wire.WATERMARK -> value = Varints.readUnsigned(in);
                             case Wire.ABORTED -> value = in.readByte();
                             case Wire.STATUS -> {
                                 byte code = in.readByte();
@@ -484,6 +493,7 @@ public final class OracleClient implements AutoCloseable {
                     }
                     req.future.complete(null);
                 }
+                case Wire.WATERMARK -> req.future.complete(value);
                 case Wire.STATUS -> req.future.complete(
                         TransactionStatus.fromWire((byte) (value >>> 56), value & 0x00FF_FFFF_FFFF_FFFFL));
                 case Wire.ERROR -> {

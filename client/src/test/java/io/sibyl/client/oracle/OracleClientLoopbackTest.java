@@ -48,4 +48,23 @@ class OracleClientLoopbackTest {
             assertTrue(b.replica().isAborted(t2));
         }
     }
+
+    @Test
+    void lowWatermarkStaysAtARunningReaderUntilItFinishes() throws Exception {
+        try (OracleClient app = OracleClient.connect("127.0.0.1", server.port());
+             OracleClient collector = OracleClient.connect("127.0.0.1", server.port())) {
+            long reader = app.begin().get(5, TimeUnit.SECONDS);
+            long writer = app.begin().get(5, TimeUnit.SECONDS);
+            app.commit(writer, new long[] {RowIds.of("t", new byte[] {2})}).get(5, TimeUnit.SECONDS);
+            long held = collector.lowWatermark().get(5, TimeUnit.SECONDS);
+            assertTrue(held <= reader, "other tests' transactions may hold it lower, never higher: " + held);
+            app.finish(reader);
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            long now = collector.lowWatermark().get(5, TimeUnit.SECONDS);
+            while (now <= reader && System.nanoTime() < deadline) {
+                now = collector.lowWatermark().get(5, TimeUnit.SECONDS); // FINISH is one-way: it may trail
+            }
+            assertTrue(now > reader, "the reader finished: " + now);
+        }
+    }
 }

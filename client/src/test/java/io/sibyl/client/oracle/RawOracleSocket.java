@@ -171,7 +171,7 @@ final class RawOracleSocket implements AutoCloseable {
                     b.readBytes(delta);
                     messages.add(new Message(type, 0, 0, (byte) 0, null, null, delta));
                 }
-                case Wire.STARTED, Wire.COMMITTED -> messages.add(new Message(type, Varints.readUnsigned(b),
+                case Wire.STARTED, Wire.COMMITTED, Wire.WATERMARK -> messages.add(new Message(type, Varints.readUnsigned(b),
                         Varints.readUnsigned(b), (byte) 0, null, null, null));
                 case Wire.ABORTED -> messages.add(new Message(type, Varints.readUnsigned(b), 0, b.readByte(), null,
                         null, null));

@@ -17,7 +17,7 @@ import java.net.Socket;
  * client module): one request at a time, DELTAs skipped. Any I/O failure or ERROR reply is an IOException.
  */
 final class RawOracleClient implements AutoCloseable {
-    /** A reply: its type and its value (start or commit timestamp, abort reason, status). */
+    /** A reply: its type and its value (start or commit timestamp, watermark, abort reason, status). */
     record Reply(byte type, long value, long commitTs) {
     }
 
@@ -54,12 +54,17 @@ final class RawOracleClient implements AutoCloseable {
 
     /** BEGIN: returns the start timestamp. */
     long begin() throws IOException {
+        return askWithoutBody(Wire.BEGIN, Wire.STARTED);
+    }
+
+    /** Sends a request that has no body and returns the value of its reply. */
+    private long askWithoutBody(byte request, byte reply) throws IOException {
         long id = nextId++;
         ByteBuf b = Unpooled.buffer();
-        b.writeByte(Wire.BEGIN);
+        b.writeByte(request);
         Varints.writeUnsigned(b, id);
         send(b);
-        return read(Wire.STARTED, id).value();
+        return read(reply, id).value();
     }
 
     /** COMMIT: returns COMMITTED (value = commit timestamp) or ABORTED (value = reason). */
@@ -88,6 +93,20 @@ final class RawOracleClient implements AutoCloseable {
         return read(Wire.STATUS, id);
     }
 
+    /** FINISH of a transaction that wrote nothing (no reply). */
+    void finish(long startTs) throws IOException {
+        ByteBuf b = Unpooled.buffer();
+        b.writeByte(Wire.FINISH);
+        Varints.writeUnsigned(b, nextId++);
+        Varints.writeUnsigned(b, startTs);
+        send(b);
+    }
+
+    /** WATERMARK_QUERY: returns the oracle's low watermark. */
+    long lowWatermark() throws IOException {
+        return askWithoutBody(Wire.WATERMARK_QUERY, Wire.WATERMARK);
+    }
+
     private void send(ByteBuf body) throws IOException {
         byte[] bytes = new byte[body.readableBytes()];
         body.readBytes(bytes);
@@ -114,7 +133,7 @@ final class RawOracleClient implements AutoCloseable {
                         }
                     }
                     case Wire.DELTA -> f.skipBytes((int) Varints.readUnsigned(f));
-                    case Wire.STARTED, Wire.COMMITTED -> {
+                    case Wire.STARTED, Wire.COMMITTED, Wire.WATERMARK -> {
                         long rid = Varints.readUnsigned(f);
                         long v = Varints.readUnsigned(f);
                         if (rid == id) {

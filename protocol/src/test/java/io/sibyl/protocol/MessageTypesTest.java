@@ -1,0 +1,37 @@
+package io.sibyl.protocol;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.HashSet;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Message type codes are the wire contract: existing codes never move, new ones never reuse a code. */
+class MessageTypesTest {
+
+    @Test
+    void watermarkMessagesAddNewCodesAndLeaveTheVersionTwoCodesAlone() {
+        byte[] requests = {Wire.BEGIN, Wire.COMMIT, Wire.ABORT, Wire.CLEANED_UP, Wire.QUERY, Wire.FINISH};
+        for (int i = 0; i < requests.length; i++) {
+            assertEquals(i + 1, requests[i], "version 2 request codes are 1..6");
+        }
+        byte[] replies = {Wire.HELLO, Wire.STARTED, Wire.COMMITTED, Wire.ABORTED, Wire.ACK, Wire.STATUS, Wire.ERROR,
+                Wire.DELTA};
+        for (int i = 0; i < replies.length; i++) {
+            assertEquals(32 + i, replies[i], "version 2 reply codes are 32..39");
+        }
+        assertEquals(7, Wire.WATERMARK_QUERY);
+        assertEquals(40, Wire.WATERMARK);
+        assertEquals(2, Wire.VERSION, "an added request does not change the handshake");
+        Set<Byte> all = new HashSet<>();
+        for (byte b : requests) {
+            all.add(b);
+        }
+        for (byte b : replies) {
+            all.add(b);
+        }
+        assertTrue(all.add(Wire.WATERMARK_QUERY) && all.add(Wire.WATERMARK), "no code is used twice");
+    }
+}

@@ -1,0 +1,53 @@
+package io.sibyl.oracle.ha;
+
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The WATERMARK_QUERY request over a real socket: what a garbage collector on a region server asks. */
+class WatermarkQueryTest {
+
+    @Test
+    void watermarkIsHeldByTheOldestRunningTransactionAndRisesWhenItFinishes() throws Exception {
+        try (OracleServer server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 12, 1 << 10, 1 << 8));
+             RawOracleClient reader = RawOracleClient.connect("127.0.0.1", server.port(), 5000);
+             RawOracleClient collector = RawOracleClient.connect("127.0.0.1", server.port(), 5000)) {
+            long before = collector.lowWatermark();
+            long oldest = reader.begin();
+            assertEquals(oldest, before, "nothing ran: the watermark was the next timestamp, which the reader got");
+            long writer = reader.begin();
+            assertTrue(reader.commit(writer, 42L).value() > writer);
+            assertEquals(oldest, collector.lowWatermark(), "a read-only transaction holds the watermark until FINISH");
+            reader.finish(oldest);
+            long after = collector.lowWatermark();
+            assertTrue(after > oldest, "the reader finished, so the watermark passed it: " + after);
+            long next = reader.begin();
+            assertTrue(next >= after, "a later transaction never starts below a watermark already reported");
+            assertEquals(next, collector.lowWatermark());
+        }
+    }
+
+    @Test
+    void watermarkPassesTheReaderOfAClientThatDisconnected() throws Exception {
+        try (OracleServer server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 12, 1 << 10, 1 << 8));
+             RawOracleClient collector = RawOracleClient.connect("127.0.0.1", server.port(), 5000)) {
+            long held;
+            try (RawOracleClient reader = RawOracleClient.connect("127.0.0.1", server.port(), 5000)) {
+                held = reader.begin();
+                assertEquals(held, collector.lowWatermark());
+            }
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            long now = collector.lowWatermark();
+            while (now <= held && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+                now = collector.lowWatermark();
+            }
+            assertTrue(now > held, "a dead client's reader no longer pins the watermark: " + now);
+        }
+    }
+}
