@@ -10,7 +10,7 @@ import java.nio.charset.StandardCharsets;
  * marker (docs/data-model.md). It is resolved like any other version, so a delete is invisible to other snapshots
  * until it commits and removed with the transaction's other versions if it aborts. Users cannot store the marker.
  */
-final class Tombstones {
+public final class Tombstones {
     /** 24 bytes that start and end with NUL: "\0sibyl:tombstone:v1\0\0\0\0\0" is not a plausible user value. */
     static final byte[] VALUE = "\0sibyl:tombstone:v1\0\0\0\0\0".getBytes(StandardCharsets.ISO_8859_1);
 
@@ -21,7 +21,8 @@ final class Tombstones {
         return value != null && value.length == VALUE.length && Bytes.equals(value, VALUE);
     }
 
-    static boolean isTombstone(Cell cell) {
+    /** True if {@code cell} holds the marker: a transactional delete (the region-server garbage collector asks). */
+    public static boolean isTombstone(Cell cell) {
         return cell.getValueLength() == VALUE.length && Bytes.equals(cell.getValueArray(), cell.getValueOffset(),
                 cell.getValueLength(), VALUE, 0, VALUE.length);
     }

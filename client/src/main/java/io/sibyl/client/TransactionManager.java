@@ -140,6 +140,14 @@ public final class TransactionManager implements AutoCloseable {
                 connectOracle(new FixedOracleAddress(oracleHost, oraclePort), settings), settings);
     }
 
+    /**
+     * The oracle lookup {@code conf} names ({@value #ORACLE_ZK_CONNECT} or {@value #ORACLE_ADDRESS}), as a manager
+     * would use it; for other processes that follow the oracle, such as the region-server garbage collector.
+     */
+    public static OracleLocator oracleLocator(Configuration conf) throws IOException {
+        return locator(conf);
+    }
+
     private static OracleLocator locator(Configuration conf) throws IOException {
         String zk = conf.get(ORACLE_ZK_CONNECT);
         String a = conf.get(ORACLE_ADDRESS);
