@@ -1,0 +1,80 @@
+package io.sibyl.gc;
+
+import io.sibyl.client.oracle.CommitReplica;
+import io.sibyl.protocol.AbortedRange;
+
+import java.util.List;
+
+/**
+ * What one flush or compaction knows about writers: the oracle connection's replica and a low watermark the oracle
+ * reported (every running or later transaction starts at or above it). It sorts a version, by its writer's start
+ * timestamp, into what the collector may do with it; anything it cannot prove is {@link Verdict#KEEP}.
+ */
+final class GcHorizon {
+    /** What a version's writer allows. */
+    enum Verdict {
+        /** Unknown, running, or committed at or after the watermark: keep it, and it hides nothing older. */
+        KEEP,
+        /** Aborted, and not running at the oracle any more (below the watermark): nobody reads it. */
+        DROP,
+        /** Committed before the watermark, commit known for sure: every snapshot reads it or something newer. */
+        SHADOWS,
+        /**
+         * Below T_max, not aborted, commit timestamp forgotten (so at or below T_max, which is below the watermark):
+         * committed, unless it is an aborted writer the oracle forgot after its client deleted its versions, whose
+         * version a delete marker in another file or in the memstore still hides. Shadows only if HBase still
+         * returns it.
+         */
+        SHADOWS_IF_LIVE
+    }
+
+    private final CommitReplica replica;
+    private final long lowWatermark;
+    /** A replica learns ranges in its handshake, so they are fixed for its connection. */
+    private final List<AbortedRange> ranges;
+
+    GcHorizon(CommitReplica replica, long lowWatermark) {
+        this.replica = replica;
+        this.lowWatermark = lowWatermark;
+        this.ranges = replica.abortedRanges();
+    }
+
+    long lowWatermark() {
+        return lowWatermark;
+    }
+
+    Verdict judge(long writerTs) {
+        // T_max first: a replica that has T_max above a writer has applied the writer's COMMIT or ABORT (the oracle
+        // aborts a running writer before announcing a T_max past it), so "not committed, not aborted" below it
+        // means committed long ago or forgotten after clean-up, never "running" or "not heard of yet".
+        long tMaxBefore = replica.tMax();
+        long commitTs = replica.commitTimestampOf(writerTs);
+        if (commitTs != 0) {
+            return commitTs < lowWatermark ? Verdict.SHADOWS : Verdict.KEEP;
+        }
+        if (replica.isAborted(writerTs)) {
+            return dropIfNotRunning(writerTs);
+        }
+        for (AbortedRange r : ranges) {
+            if (r.covers(writerTs)) {
+                if (r.isCommitted(writerTs)) {
+                    return r.to() < lowWatermark ? Verdict.SHADOWS : Verdict.KEEP; // committed at or before `to`
+                }
+                return r.committedKnown() ? dropIfNotRunning(writerTs) : Verdict.KEEP;
+            }
+        }
+        // Read again: a commit timestamp trimmed meanwhile was at or below the T_max of that moment.
+        if (writerTs < tMaxBefore && replica.tMax() < lowWatermark) {
+            return Verdict.SHADOWS_IF_LIVE;
+        }
+        return Verdict.KEEP;
+    }
+
+    /**
+     * An aborted writer still counted as running at the oracle (T_max aborted it, its client has not finished it) may
+     * still read its own writes; below the watermark it is not.
+     */
+    private Verdict dropIfNotRunning(long writerTs) {
+        return writerTs < lowWatermark ? Verdict.DROP : Verdict.KEEP;
+    }
+}

@@ -1,0 +1,61 @@
+package io.sibyl.gc;
+
+import io.sibyl.client.TransactionManager;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * The garbage collector's settings, read from the region server's configuration merged with the coprocessor's
+ * table-descriptor properties (keys in docs/gc.md). The oracle is found with the client's own keys.
+ */
+record GcSettings(boolean enabled, String oracleKey, long watermarkTimeoutMillis, long connectTimeoutMillis,
+                  long retryMillis) {
+    /** Set to false (e.g. as a coprocessor property of one table) to load the observer but remove nothing. */
+    static final String ENABLED = "sibyl.gc.enabled";
+    /** How long a flush or compaction waits for the oracle's low watermark (or a connection under way). */
+    static final String WATERMARK_TIMEOUT_MS = "sibyl.gc.oracle.timeout.ms";
+    /** How long one background attempt to reach the oracle may take. */
+    static final String CONNECT_TIMEOUT_MS = "sibyl.gc.connect.timeout.ms";
+    /** Pause after a failed attempt before flushes and compactions trigger the next one. */
+    static final String RETRY_MS = "sibyl.gc.connect.retry.ms";
+
+    static GcSettings from(Configuration conf) {
+        return new GcSettings(conf.getBoolean(ENABLED, true), oracleKeyOf(conf),
+                positive(conf, WATERMARK_TIMEOUT_MS, 2_000), positive(conf, CONNECT_TIMEOUT_MS, 10_000),
+                positive(conf, RETRY_MS, 10_000));
+    }
+
+    /**
+     * The client's oracle keys as {@code conf} resolves them. A plain copy would lose them: a table coprocessor's
+     * configuration layers the descriptor's properties over the region server's, and the copy constructor does not
+     * see the layers.
+     */
+    static Configuration oracleLookup(Configuration conf) {
+        Configuration c = new Configuration(false);
+        for (String key : new String[] {TransactionManager.ORACLE_ADDRESS, TransactionManager.ORACLE_ZK_CONNECT,
+                TransactionManager.ORACLE_LEADER_ZNODE, TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS}) {
+            String v = conf.get(key);
+            if (v != null) {
+                c.set(key, v);
+            }
+        }
+        return c;
+    }
+
+    /** Names the oracle lookup, so that regions pointing at the same oracle share one connection. */
+    private static String oracleKeyOf(Configuration conf) {
+        String zk = conf.getTrimmed(TransactionManager.ORACLE_ZK_CONNECT, "");
+        if (!zk.isEmpty()) {
+            return "zk " + zk + " " + conf.getTrimmed(TransactionManager.ORACLE_LEADER_ZNODE,
+                    TransactionManager.DEFAULT_LEADER_ZNODE);
+        }
+        return "address " + conf.getTrimmed(TransactionManager.ORACLE_ADDRESS, "");
+    }
+
+    private static long positive(Configuration conf, String key, long dflt) {
+        long v = conf.getLong(key, dflt);
+        if (v < 1) {
+            throw new IllegalArgumentException("invalid value " + v + " for " + key + ": must be >= 1 (docs/gc.md)");
+        }
+        return v;
+    }
+}

@@ -1,0 +1,106 @@
+package io.sibyl.gc;
+
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.CoprocessorEnvironment;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.coprocessor.ObserverContext;
+import org.apache.hadoop.hbase.coprocessor.RegionCoprocessor;
+import org.apache.hadoop.hbase.coprocessor.RegionCoprocessorEnvironment;
+import org.apache.hadoop.hbase.coprocessor.RegionObserver;
+import org.apache.hadoop.hbase.regionserver.FlushLifeCycleTracker;
+import org.apache.hadoop.hbase.regionserver.InternalScanner;
+import org.apache.hadoop.hbase.regionserver.Region;
+import org.apache.hadoop.hbase.regionserver.ScanType;
+import org.apache.hadoop.hbase.regionserver.Store;
+import org.apache.hadoop.hbase.regionserver.compactions.CompactionLifeCycleTracker;
+import org.apache.hadoop.hbase.regionserver.compactions.CompactionRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.Optional;
+
+/**
+ * Region observer that garbage-collects a Sibyl table at flush and compaction time: versions of aborted transactions
+ * and versions no snapshot can read any more are left out of the new file (docs/gc.md). Load it on the tables the
+ * transactional client uses; without a reachable oracle it removes nothing.
+ */
+public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserver {
+    private static final Logger LOG = LoggerFactory.getLogger(SibylGcCoprocessor.class);
+
+    private OracleLink link;
+    private Region region;
+
+    @Override
+    public Optional<RegionObserver> getRegionObserver() {
+        return Optional.of(this);
+    }
+
+    @Override
+    public void start(CoprocessorEnvironment env) {
+        if (!(env instanceof RegionCoprocessorEnvironment regionEnv)) {
+            return;
+        }
+        region = regionEnv.getRegion();
+        TableName table = region.getRegionInfo().getTable();
+        if (table.isSystemTable()) {
+            return; // loaded for every region: HBase's own tables are not Sibyl's
+        }
+        try {
+            GcSettings settings = GcSettings.from(env.getConfiguration());
+            if (settings.enabled()) {
+                link = OracleLink.acquire(env.getConfiguration(), settings);
+            }
+        } catch (RuntimeException e) {
+            // A coprocessor that throws here can abort the region server: collect nothing instead.
+            LOG.error("garbage collection is off for {}: {}", region.getRegionInfo().getEncodedName(), e.getMessage());
+        }
+    }
+
+    @Override
+    public void stop(CoprocessorEnvironment env) {
+        if (link != null) {
+            link.release();
+            link = null;
+        }
+    }
+
+    @Override
+    public InternalScanner preFlush(ObserverContext<RegionCoprocessorEnvironment> ctx, Store store,
+                                    InternalScanner scanner, FlushLifeCycleTracker tracker) {
+        return collecting(scanner, store, false, "flush");
+    }
+
+    @Override
+    public InternalScanner preCompact(ObserverContext<RegionCoprocessorEnvironment> ctx, Store store,
+                                      InternalScanner scanner, ScanType scanType, CompactionLifeCycleTracker tracker,
+                                      CompactionRequest request) {
+        boolean allFiles = request.isAllFiles() && scanType == ScanType.COMPACT_DROP_DELETES;
+        return collecting(scanner, store, allFiles, allFiles ? "major compaction" : "minor compaction");
+    }
+
+    private InternalScanner collecting(InternalScanner scanner, Store store, boolean allFiles, String kind) {
+        OracleLink l = link;
+        if (l == null) {
+            return scanner;
+        }
+        String what = kind + " of " + region.getRegionInfo().getEncodedName() + "/" + store.getColumnFamilyName();
+        GcHorizon horizon = l.horizon(what);
+        return horizon == null ? scanner : new GcScanner(scanner, horizon, this::isLive, allFiles, what);
+    }
+
+    /** Asks the region itself, so delete markers in every file and in the memstore count. */
+    private boolean isLive(Cell version) {
+        try {
+            Get get = new Get(CellUtil.cloneRow(version))
+                    .addColumn(CellUtil.cloneFamily(version), CellUtil.cloneQualifier(version))
+                    .setTimestamp(version.getTimestamp());
+            return !region.get(get).isEmpty();
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("cannot check version {} of {}: kept", version, region.getRegionInfo().getEncodedName(), e);
+            return false;
+        }
+    }
+}

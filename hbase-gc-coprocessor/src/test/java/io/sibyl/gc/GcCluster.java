@@ -1,0 +1,190 @@
+package io.sibyl.gc;
+
+import io.sibyl.client.TTable;
+import io.sibyl.client.TransactionManager;
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.HBaseTestingUtility;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.CompactionState;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.CoprocessorDescriptor;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.regionserver.HRegion;
+import org.apache.hadoop.hbase.regionserver.HStore;
+import org.apache.hadoop.hbase.regionserver.HStoreFile;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The test JVM's one HBase minicluster (no HDFS, ../shared/stack-notes.md) and one in-process oracle whose region
+ * server configuration names that oracle, so the collector finds it as it would in production. The oracle's commit
+ * window is tiny, so T_max moves after a few dozen commits and commit timestamps get forgotten as in a busy system.
+ */
+public final class GcCluster implements BeforeAllCallback, ExtensionContext.Store.CloseableResource {
+    /** Commits the oracle remembers before T_max passes the oldest (the window is a fixed ring). */
+    static final int COMMIT_WINDOW = 64;
+    private static volatile GcCluster instance;
+    private static final AtomicInteger TABLES = new AtomicInteger();
+
+    private final HBaseTestingUtility util;
+    private final OracleServer oracle;
+    private final Connection connection;
+
+    /** For JUnit's {@code @ExtendWith}; the cluster itself starts in {@link #beforeAll}. */
+    public GcCluster() {
+        util = null;
+        oracle = null;
+        connection = null;
+    }
+
+    private GcCluster(boolean start) throws Exception {
+        long t0 = System.nanoTime();
+        oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 12, COMMIT_WINDOW, 1 << 10));
+        util = new HBaseTestingUtility();
+        Configuration c = util.getConfiguration();
+        c.setBoolean("hbase.unsafe.stream.capability.enforce", false);
+        c.setInt("hbase.master.info.port", -1);
+        c.setInt("hbase.regionserver.info.port", -1);
+        c.setInt("hbase.client.retries.number", 10);
+        c.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port()); // what hbase-site.xml would say
+        util.startMiniZKCluster();
+        util.startMiniHBaseCluster();
+        connection = ConnectionFactory.createConnection(configuration());
+        System.out.printf("minicluster and oracle up in %.1f s (oracle port %d)%n", (System.nanoTime() - t0) / 1e9,
+                oracle.port());
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        context.getRoot().getStore(ExtensionContext.Namespace.GLOBAL).getOrComputeIfAbsent(GcCluster.class, k -> {
+            try {
+                GcCluster g = new GcCluster(true);
+                instance = g;
+                return g;
+            } catch (Exception e) {
+                throw new IllegalStateException("could not start the HBase minicluster and the oracle", e);
+            }
+        }, GcCluster.class);
+    }
+
+    static GcCluster get() {
+        return instance;
+    }
+
+    Configuration configuration() {
+        return HBaseConfiguration.create(util.getConfiguration());
+    }
+
+    int oraclePort() {
+        return oracle.port();
+    }
+
+    TransactionManager manager() throws IOException {
+        return TransactionManager.create(connection, "127.0.0.1", oracle.port());
+    }
+
+    Connection connection() {
+        return connection;
+    }
+
+    /** A table with one family keeping every version and, unless null, the given coprocessor. */
+    TableName createTable(String prefix, CoprocessorDescriptor coprocessor) throws IOException {
+        TableName name = TableName.valueOf(prefix + "_" + TABLES.incrementAndGet());
+        TableDescriptorBuilder b = TableDescriptorBuilder.newBuilder(name).setColumnFamily(TTable.familyDescriptor("f"));
+        if (coprocessor != null) {
+            b.setCoprocessor(coprocessor);
+        }
+        try (Admin admin = connection.getAdmin()) {
+            admin.createTable(b.build());
+        }
+        return name;
+    }
+
+    void flush(TableName table) throws IOException {
+        try (Admin admin = connection.getAdmin()) {
+            admin.flush(table);
+        }
+    }
+
+    /** Asks HBase for a major compaction and waits until every store of the table has been rewritten. */
+    void majorCompact(TableName table) throws Exception {
+        Set<String> before = storeFiles(table);
+        if (before.isEmpty()) {
+            return;
+        }
+        try (Admin admin = connection.getAdmin()) {
+            admin.majorCompact(table);
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (admin.getCompactionState(table) != CompactionState.NONE || !rewritten(before, storeFiles(table))) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("major compaction of " + table + " did not finish in 60 s");
+                }
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    private static boolean rewritten(Set<String> before, Set<String> now) {
+        for (String f : now) {
+            if (before.contains(f)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private Set<String> storeFiles(TableName table) {
+        Set<String> files = new TreeSet<>();
+        for (HRegion r : util.getMiniHBaseCluster().getRegions(table)) {
+            for (HStore s : r.getStores()) {
+                for (HStoreFile f : s.getStorefiles()) {
+                    files.add(f.getPath().getName());
+                }
+            }
+        }
+        return files;
+    }
+
+    /** The timestamps of the versions HBase returns for one column, newest first. */
+    List<Long> versions(TableName table, byte[] row, byte[] family, byte[] qualifier) throws IOException {
+        List<Long> ts = new ArrayList<>();
+        try (var t = connection.getTable(table)) {
+            var result = t.get(new Get(row).addColumn(family, qualifier).readAllVersions());
+            for (var cell : result.rawCells()) {
+                ts.add(cell.getTimestamp());
+            }
+        }
+        return ts;
+    }
+
+    HBaseTestingUtility util() {
+        return util;
+    }
+
+    @Override
+    public void close() throws Throwable {
+        try {
+            connection.close();
+        } finally {
+            try {
+                util.shutdownMiniCluster();
+            } finally {
+                oracle.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,275 @@
+package io.sibyl.gc;
+
+import io.sibyl.client.TTable;
+import io.sibyl.client.Transaction;
+import io.sibyl.client.TransactionManager;
+import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.client.oracle.RowIds;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.CoprocessorDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.util.Bytes;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What the collector removes at flush and compaction time, and what it must leave, on a real region server. */
+@ExtendWith(GcCluster.class)
+class GcCompactionTest {
+    private static final byte[] F = Bytes.toBytes("f");
+    private static final byte[] Q = Bytes.toBytes("q");
+    private static final byte[] ROW = Bytes.toBytes("row");
+
+    private static GcCluster cluster;
+    private static TransactionManager tm;
+    /** A bare oracle client for what the transactional API never does (abandon writes, push T_max). */
+    private static OracleClient oracle;
+
+    @BeforeAll
+    static void connect() throws Exception {
+        cluster = GcCluster.get();
+        tm = cluster.manager();
+        oracle = OracleClient.connect("127.0.0.1", cluster.oraclePort());
+    }
+
+    @AfterAll
+    static void disconnect() {
+        oracle.close();
+        tm.close();
+    }
+
+    private static TableName collectedTable(String prefix) throws Exception {
+        return cluster.createTable(prefix, CoprocessorDescriptorBuilder.of(SibylGcCoprocessor.class.getName()));
+    }
+
+    private static long commitValue(TableName table, String value) throws Exception {
+        try (TTable t = new TTable(cluster.connection(), table)) {
+            Transaction tx = tm.begin();
+            t.put(tx, new Put(ROW).addColumn(F, Q, Bytes.toBytes(value)));
+            tm.commit(tx);
+            return tx.getStartTimestamp();
+        }
+    }
+
+    /** A transaction that wrote a version straight to HBase, as a client that then died would leave it. */
+    private static long writeAndLeaveRunning(TableName table, String value) throws Exception {
+        long ts = oracle.begin().get(5, TimeUnit.SECONDS);
+        try (Table t = cluster.connection().getTable(table)) {
+            t.put(new Put(ROW).addColumn(F, Q, ts, Bytes.toBytes(value)));
+        }
+        return ts;
+    }
+
+    private static String read(TableName table) throws Exception {
+        try (TTable t = new TTable(cluster.connection(), table)) {
+            Transaction tx = tm.begin();
+            byte[] v = t.get(tx, new Get(ROW)).getValue(F, Q);
+            tm.commit(tx);
+            return v == null ? null : Bytes.toString(v);
+        }
+    }
+
+    private static List<Long> versions(TableName table) throws Exception {
+        return cluster.versions(table, ROW, F, Q);
+    }
+
+    private static void flushAndCompact(TableName table) throws Exception {
+        cluster.flush(table);
+        cluster.majorCompact(table);
+    }
+
+    /** Enough commits on other rows that the oracle's window overflows and T_max passes everything before. */
+    private static void pushTmaxPastEverythingSoFar() throws Exception {
+        for (int i = 0; i < 2 * GcCluster.COMMIT_WINDOW; i++) {
+            long ts = oracle.begin().get(5, TimeUnit.SECONDS);
+            oracle.commit(ts, new long[] {RowIds.of("elsewhere", Bytes.toBytes(i))}).get(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void abortedWritesAreRemovedAtMajorCompaction() throws Exception {
+        TableName table = collectedTable("aborted");
+        long committed = commitValue(table, "kept");
+        long abandoned = writeAndLeaveRunning(table, "abandoned");
+        cluster.flush(table);
+        assertEquals(List.of(abandoned, committed), versions(table), "a running writer's version survives a flush");
+        oracle.abort(abandoned).get(5, TimeUnit.SECONDS); // and never cleaned up, as after a client crash
+        cluster.majorCompact(table);
+        assertEquals(List.of(committed), versions(table));
+        assertEquals("kept", read(table));
+    }
+
+    @Test
+    void versionShadowedBeforeTheLowWatermarkIsRemoved() throws Exception {
+        TableName table = collectedTable("shadowed");
+        long first = commitValue(table, "v1");
+        cluster.flush(table);
+        long second = commitValue(table, "v2");
+        flushAndCompact(table);
+        assertEquals(List.of(second), versions(table), "v1 (" + first + ") is read by no snapshot any more");
+        assertEquals("v2", read(table));
+    }
+
+    @Test
+    void shadowedVersionWhoseCommitTheOracleForgotIsRemovedToo() throws Exception {
+        TableName table = collectedTable("forgotten");
+        commitValue(table, "v1");
+        cluster.flush(table);
+        long second = commitValue(table, "v2");
+        pushTmaxPastEverythingSoFar();
+        flushAndCompact(table);
+        assertEquals(List.of(second), versions(table));
+        assertEquals("v2", read(table));
+    }
+
+    @Test
+    void versionAnOpenSnapshotStillReadsSurvivesCompaction() throws Exception {
+        TableName table = collectedTable("snapshot");
+        long first = commitValue(table, "v1");
+        try (TTable t = new TTable(cluster.connection(), table)) {
+            Transaction reader = tm.begin();
+            assertEquals("v1", Bytes.toString(t.get(reader, new Get(ROW)).getValue(F, Q)));
+            long second = commitValue(table, "v2");
+            flushAndCompact(table);
+            cluster.flush(table);
+            assertEquals(List.of(second, first), versions(table));
+            assertEquals("v1", Bytes.toString(t.get(reader, new Get(ROW)).getValue(F, Q)),
+                    "the reader's snapshot is intact after a major compaction and a flush");
+            tm.commit(reader); // read-only: the oracle hears FINISH and the watermark moves on
+            awaitCollected(table, List.of(second));
+        }
+    }
+
+    @Test
+    void uncommittedVersionOfARunningWriterSurvives() throws Exception {
+        TableName table = collectedTable("running");
+        long first = commitValue(table, "v1");
+        Configuration conf = cluster.configuration();
+        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
+        conf.set(TransactionManager.WRITE_BUFFER_BYTES, "0"); // every write goes to HBase at once, before commit
+        try (TransactionManager eager = TransactionManager.create(conf);
+             TTable t = new TTable(eager.getConnection(), table)) {
+            Transaction writer = eager.begin();
+            t.put(writer, new Put(ROW).addColumn(F, Q, Bytes.toBytes("v2")));
+            flushAndCompact(table);
+            assertEquals(List.of(writer.getStartTimestamp(), first), versions(table),
+                    "neither the running writer's version nor the committed one it may not shadow is removed");
+            assertEquals("v2", Bytes.toString(t.get(writer, new Get(ROW)).getValue(F, Q)));
+            eager.commit(writer);
+            flushAndCompact(table);
+            assertEquals(List.of(writer.getStartTimestamp()), versions(table));
+        }
+    }
+
+    @Test
+    void committedTombstoneBelowWatermarkRemovesTheCell() throws Exception {
+        TableName table = collectedTable("tombstone");
+        commitValue(table, "v1");
+        cluster.flush(table);
+        try (TTable t = new TTable(cluster.connection(), table)) {
+            Transaction delete = tm.begin();
+            t.delete(delete, new Delete(ROW).addColumn(F, Q));
+            tm.commit(delete);
+            cluster.flush(table);
+            assertEquals(List.of(delete.getStartTimestamp()), versions(table).subList(0, 1),
+                    "a flush keeps the tombstone: older versions may sit in other files");
+            cluster.majorCompact(table);
+            assertEquals(List.of(), versions(table), "tombstone and value are gone");
+            assertNull(read(table));
+        }
+    }
+
+    @Test
+    void forgottenAbortHiddenByADeleteMarkerInTheMemstoreShadowsNothing() throws Exception {
+        TableName table = collectedTable("zombie");
+        long first = commitValue(table, "v1");
+        long aborted = writeAndLeaveRunning(table, "aborted");
+        cluster.flush(table); // both versions in one file
+        oracle.abort(aborted).get(5, TimeUnit.SECONDS);
+        try (Table raw = cluster.connection().getTable(table)) {
+            raw.delete(new Delete(ROW).addColumn(F, Q, aborted)); // the client's clean-up: a marker, in the memstore
+        }
+        oracle.cleanedUp(aborted).get(5, TimeUnit.SECONDS);
+        pushTmaxPastEverythingSoFar(); // the oracle forgets the abort, and T_max passes both writers
+        try (OracleClient fresh = OracleClient.connect("127.0.0.1", cluster.oraclePort())) {
+            assertFalse(fresh.replica().isAborted(aborted), "forgotten");
+            assertTrue(fresh.replica().tMax() > aborted, "and below T_max, so it looks committed long ago");
+        }
+        cluster.majorCompact(table); // no flush: the marker stays in the memstore, the put is in the file
+        cluster.flush(table);
+        assertEquals(List.of(first), versions(table), "the older committed version was not taken as shadowed");
+        assertEquals("v1", read(table));
+    }
+
+    @Test
+    void compactionWithoutAReachableOracleRemovesNothing() throws Exception {
+        TableName table = cluster.createTable("unreachable", CoprocessorDescriptorBuilder
+                .newBuilder(SibylGcCoprocessor.class.getName())
+                .setProperties(Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:1",
+                        GcSettings.CONNECT_TIMEOUT_MS, "300", GcSettings.WATERMARK_TIMEOUT_MS, "500"))
+                .build());
+        long first = commitValue(table, "v1");
+        long second = commitValue(table, "v2");
+        long abandoned = writeAndLeaveRunning(table, "abandoned");
+        oracle.abort(abandoned).get(5, TimeUnit.SECONDS);
+        long t0 = System.nanoTime();
+        flushAndCompact(table);
+        assertEquals(List.of(abandoned, second, first), versions(table));
+        assertTrue(System.nanoTime() - t0 < 20_000_000_000L, "the flush and compaction did not wait long");
+        assertEquals("v2", read(table));
+    }
+
+    @Test
+    void tableWithoutTheCoprocessorIsUntouched() throws Exception {
+        TableName table = cluster.createTable("plain", null);
+        long first = commitValue(table, "v1");
+        long second = commitValue(table, "v2");
+        long abandoned = writeAndLeaveRunning(table, "abandoned");
+        oracle.abort(abandoned).get(5, TimeUnit.SECONDS);
+        flushAndCompact(table);
+        assertEquals(List.of(abandoned, second, first), versions(table));
+    }
+
+    @Test
+    void nonTransactionalCellsWithWallClockTimestampsAreKept() throws Exception {
+        TableName table = collectedTable("wallclock");
+        try (Table t = cluster.connection().getTable(table)) {
+            t.put(new Put(ROW).addColumn(F, Q, Bytes.toBytes("a")));
+            Thread.sleep(2);
+            t.put(new Put(ROW).addColumn(F, Q, Bytes.toBytes("b")));
+        }
+        flushAndCompact(table);
+        assertEquals(2, versions(table).size(), "versions far above every oracle timestamp are unknown: kept");
+        try (Table t = cluster.connection().getTable(table)) {
+            assertArrayEquals(Bytes.toBytes("b"), t.get(new Get(ROW)).getValue(F, Q));
+        }
+    }
+
+    /** The watermark moves on when the oracle applies a one-way FINISH: compact until it has. */
+    private static void awaitCollected(TableName table, List<Long> expected) throws Exception {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (true) {
+            flushAndCompact(table);
+            if (versions(table).equals(expected) || System.nanoTime() > deadline) {
+                break;
+            }
+            Thread.sleep(100);
+        }
+        assertEquals(expected, versions(table));
+    }
+}
