@@ -20,10 +20,11 @@ final class GcHorizon {
         /** Committed before the watermark, commit known for sure: every snapshot reads it or something newer. */
         SHADOWS,
         /**
-         * Below T_max, not aborted, commit timestamp forgotten (so at or below T_max, which is below the watermark):
-         * committed, unless it is an aborted writer the oracle forgot after its client deleted its versions, whose
-         * version a delete marker in another file or in the memstore still hides. Shadows only if HBase still
-         * returns it.
+         * Below T_max, not aborted, no commit timestamp held: committed, either after the connection began (the
+         * replica then dropped the commit only once T_max reached it) or before (so below T_init); both bounds are
+         * below the watermark. Unless it is an aborted writer the oracle forgot after its client deleted its
+         * versions, whose version a delete marker in another file or in the memstore still hides: so it shadows only
+         * if HBase still returns it.
          */
         SHADOWS_IF_LIVE
     }
@@ -63,8 +64,10 @@ final class GcHorizon {
                 return r.committedKnown() ? dropIfNotRunning(writerTs) : Verdict.KEEP;
             }
         }
-        // Read again: a commit timestamp trimmed meanwhile was at or below the T_max of that moment.
-        if (writerTs < tMaxBefore && replica.tMax() < lowWatermark) {
+        // Read T_max again: a commit timestamp trimmed meanwhile was at or below the T_max of that moment. A commit
+        // before T_init never reached this replica and may lie above T_max (a conflict-table eviction can raise T_max
+        // past a start whose commit is later), so T_init must be at or below the watermark too.
+        if (writerTs < tMaxBefore && replica.tMax() < lowWatermark && replica.tInit() <= lowWatermark) {
             return Verdict.SHADOWS_IF_LIVE;
         }
         return Verdict.KEEP;
