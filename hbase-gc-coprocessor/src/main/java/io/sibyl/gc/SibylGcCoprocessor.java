@@ -30,8 +30,8 @@ import java.util.Optional;
 public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserver {
     private static final Logger LOG = LoggerFactory.getLogger(SibylGcCoprocessor.class);
 
-    private OracleLink link;
-    private Region region;
+    private volatile OracleLink link;
+    private volatile Region region;
 
     @Override
     public Optional<RegionObserver> getRegionObserver() {

@@ -104,7 +104,8 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
     /** A table with one family keeping every version and, unless null, the given coprocessor. */
     TableName createTable(String prefix, CoprocessorDescriptor coprocessor) throws IOException {
         TableName name = TableName.valueOf(prefix + "_" + TABLES.incrementAndGet());
-        TableDescriptorBuilder b = TableDescriptorBuilder.newBuilder(name).setColumnFamily(TTable.familyDescriptor("f"));
+        TableDescriptorBuilder b = TableDescriptorBuilder.newBuilder(name)
+                .setColumnFamily(TTable.familyDescriptor("f"));
         if (coprocessor != null) {
             b.setCoprocessor(coprocessor);
         }

@@ -195,6 +195,35 @@ class GcCompactionTest {
     }
 
     @Test
+    void tombstoneWhoseCommitTheOracleForgotRemovesTheCellAtMajorCompaction() throws Exception {
+        TableName table = collectedTable("oldtombstone");
+        commitValue(table, "v1");
+        cluster.flush(table);
+        try (TTable t = new TTable(cluster.connection(), table)) {
+            Transaction delete = tm.begin();
+            t.delete(delete, new Delete(ROW).addColumn(F, Q));
+            tm.commit(delete);
+        }
+        pushTmaxPastEverythingSoFar();
+        flushAndCompact(table);
+        assertEquals(List.of(), versions(table));
+        assertNull(read(table));
+    }
+
+    @Test
+    void writerAbortedByTmaxKeepsItsVersionUntilItsClientFinishes() throws Exception {
+        TableName table = collectedTable("tmaxaborted");
+        long first = commitValue(table, "v1");
+        long writer = writeAndLeaveRunning(table, "v2");
+        pushTmaxPastEverythingSoFar(); // the oracle aborts the writer, but its client does not know yet
+        flushAndCompact(table);
+        assertEquals(List.of(writer, first), versions(table), "it may still read its own write");
+        oracle.abort(writer).get(5, TimeUnit.SECONDS); // its client gives up: it leaves the running set
+        flushAndCompact(table);
+        assertEquals(List.of(first), versions(table));
+    }
+
+    @Test
     void forgottenAbortHiddenByADeleteMarkerInTheMemstoreShadowsNothing() throws Exception {
         TableName table = collectedTable("zombie");
         long first = commitValue(table, "v1");
