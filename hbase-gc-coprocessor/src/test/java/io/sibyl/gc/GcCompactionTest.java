@@ -179,31 +179,31 @@ class GcCompactionTest {
     @Test
     void committedTombstoneBelowWatermarkRemovesTheCell() throws Exception {
         TableName table = collectedTable("tombstone");
+        long delete = valueFlushedThenDeleted(table);
+        cluster.flush(table);
+        assertEquals(List.of(delete), versions(table).subList(0, 1),
+                "a flush keeps the tombstone: older versions may sit in other files");
+        cluster.majorCompact(table);
+        assertEquals(List.of(), versions(table), "tombstone and value are gone");
+        assertNull(read(table));
+    }
+
+    /** Commits v1 and flushes it, then commits a delete of the column (left in the memstore); returns the delete's. */
+    private static long valueFlushedThenDeleted(TableName table) throws Exception {
         commitValue(table, "v1");
         cluster.flush(table);
         try (TTable t = new TTable(cluster.connection(), table)) {
             Transaction delete = tm.begin();
             t.delete(delete, new Delete(ROW).addColumn(F, Q));
             tm.commit(delete);
-            cluster.flush(table);
-            assertEquals(List.of(delete.getStartTimestamp()), versions(table).subList(0, 1),
-                    "a flush keeps the tombstone: older versions may sit in other files");
-            cluster.majorCompact(table);
-            assertEquals(List.of(), versions(table), "tombstone and value are gone");
-            assertNull(read(table));
+            return delete.getStartTimestamp();
         }
     }
 
     @Test
     void tombstoneWhoseCommitTheOracleForgotRemovesTheCellAtMajorCompaction() throws Exception {
         TableName table = collectedTable("oldtombstone");
-        commitValue(table, "v1");
-        cluster.flush(table);
-        try (TTable t = new TTable(cluster.connection(), table)) {
-            Transaction delete = tm.begin();
-            t.delete(delete, new Delete(ROW).addColumn(F, Q));
-            tm.commit(delete);
-        }
+        valueFlushedThenDeleted(table);
         pushTmaxPastEverythingSoFar();
         flushAndCompact(table);
         assertEquals(List.of(), versions(table));
