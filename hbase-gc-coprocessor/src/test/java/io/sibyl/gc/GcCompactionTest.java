@@ -5,6 +5,8 @@ import io.sibyl.client.Transaction;
 import io.sibyl.client.TransactionManager;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.RowIds;
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.CoprocessorDescriptorBuilder;
@@ -18,6 +20,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.net.ServerSocket;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -261,6 +264,43 @@ class GcCompactionTest {
         assertEquals(List.of(abandoned, second, first), versions(table));
         assertTrue(System.nanoTime() - t0 < 20_000_000_000L, "the flush and compaction did not wait long");
         assertEquals("v2", read(table));
+    }
+
+    @Test
+    void collectionResumesOnceTheOracleComesUp() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort(); // free now; the oracle starts there later
+        }
+        TableName table = cluster.createTable("late", CoprocessorDescriptorBuilder
+                .newBuilder(SibylGcCoprocessor.class.getName())
+                .setProperties(Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + port,
+                        GcSettings.CONNECT_TIMEOUT_MS, "300", GcSettings.RETRY_MS, "200",
+                        GcSettings.WATERMARK_TIMEOUT_MS, "1000"))
+                .build());
+        try (Table raw = cluster.connection().getTable(table)) {
+            raw.put(new Put(ROW).addColumn(F, Bytes.toBytes("plain"), Bytes.toBytes("x"))); // something to flush
+        }
+        flushAndCompact(table); // the region server's link to that port fails meanwhile
+        try (OracleServer late = OracleServer.startInMemory(OracleConfig.defaults().withPort(port)
+                .withCapacities(1 << 12, GcCluster.COMMIT_WINDOW, 1 << 10));
+             OracleClient lateOracle = OracleClient.connect("127.0.0.1", port);
+             TransactionManager lateTm = TransactionManager.create(cluster.connection(), "127.0.0.1", port);
+             TTable t = new TTable(cluster.connection(), table)) {
+            long last = 0;
+            for (String v : new String[] {"v1", "v2"}) {
+                Transaction tx = lateTm.begin();
+                t.put(tx, new Put(ROW).addColumn(F, Q, Bytes.toBytes(v)));
+                lateTm.commit(tx);
+                last = tx.getStartTimestamp();
+            }
+            // Whenever the link reconnects, T_max passing both writers makes them collectable for its replica.
+            for (int i = 0; i < 2 * GcCluster.COMMIT_WINDOW; i++) {
+                long ts = lateOracle.begin().get(5, TimeUnit.SECONDS);
+                lateOracle.commit(ts, new long[] {RowIds.of("late", Bytes.toBytes(i))}).get(5, TimeUnit.SECONDS);
+            }
+            awaitCollected(table, List.of(last));
+        }
     }
 
     @Test
