@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The region server's one connection to the status oracle (per oracle lookup), shared by every region that runs the
@@ -82,8 +83,16 @@ final class OracleLink {
         try {
             OracleClient client = openClient();
             if (client != null) {
-                long lowWatermark = client.lowWatermark().get(settings.watermarkTimeoutMillis(),
-                        TimeUnit.MILLISECONDS);
+                long lowWatermark;
+                try {
+                    lowWatermark = client.lowWatermark().get(settings.watermarkTimeoutMillis(), TimeUnit.MILLISECONDS);
+                } catch (TimeoutException e) {
+                    // Silent with its connection open (frozen, or cut off): treat it as lost, as the client does,
+                    // so that the next attempt goes through the failover instead of waiting on it again.
+                    client.closeBecause("the status oracle did not answer a watermark query within "
+                            + settings.watermarkTimeoutMillis() + " ms");
+                    throw e;
+                }
                 if (warned) {
                     warned = false;
                     LOG.info("the status oracle ({}) answers again: flushes and compactions collect garbage", key);
