@@ -1,0 +1,47 @@
+package io.sibyl.ycsb;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+
+import java.util.Properties;
+
+/**
+ * The YCSB properties {@link SibylClient} reads: the table and column family, and every {@code hbase.*},
+ * {@code zookeeper.*} and {@code sibyl.*} property, passed as is into the HBase {@link Configuration} that the
+ * {@code TransactionManager} is built from (where it finds HBase and the oracle).
+ */
+public record BindingSettings(String table, String family, Configuration hbase) {
+    /** YCSB's own property for the table (CoreWorkload reads it too). */
+    public static final String TABLE = "table";
+    /** Default of {@value #TABLE}, as in YCSB's CoreWorkload. */
+    public static final String DEFAULT_TABLE = "usertable";
+    /** The column family holding YCSB's fields; the same property name as YCSB's HBase bindings. */
+    public static final String COLUMN_FAMILY = "columnfamily";
+    /** Default of {@value #COLUMN_FAMILY}. */
+    public static final String DEFAULT_COLUMN_FAMILY = "family";
+
+    private static final String[] PASSED_THROUGH = {"hbase.", "zookeeper.", "sibyl."};
+
+    /** Reads the settings from YCSB's properties (the {@code -P} files and {@code -p} overrides). */
+    public static BindingSettings from(Properties p) {
+        Configuration conf = HBaseConfiguration.create();
+        for (String key : p.stringPropertyNames()) {
+            for (String prefix : PASSED_THROUGH) {
+                if (key.startsWith(prefix)) {
+                    conf.set(key, p.getProperty(key));
+                }
+            }
+        }
+        String family = p.getProperty(COLUMN_FAMILY, DEFAULT_COLUMN_FAMILY).trim();
+        if (family.isEmpty()) {
+            throw new IllegalArgumentException(COLUMN_FAMILY + " is empty: name the column family of the YCSB fields");
+        }
+        return new BindingSettings(p.getProperty(TABLE, DEFAULT_TABLE).trim(), family, conf);
+    }
+
+    /** Where HBase is, for messages: the ZooKeeper quorum and client port. */
+    public String hbaseLocation() {
+        return hbase.get("hbase.zookeeper.quorum", "localhost") + " (ZooKeeper client port "
+                + hbase.get("hbase.zookeeper.property.clientPort", "2181") + ")";
+    }
+}

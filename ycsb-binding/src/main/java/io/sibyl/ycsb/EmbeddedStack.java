@@ -1,0 +1,123 @@
+package io.sibyl.ycsb;
+
+import io.sibyl.client.TTable;
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseTestingUtility;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Everything a YCSB run needs, in one JVM: the no-HDFS HBase minicluster (master, region server, ZooKeeper) and an
+ * in-process status oracle (in-memory journal), with the YCSB tables created. {@code bin/sibyl-ycsb} runs its
+ * {@link #main} and YCSB's Client in another process; the tests start one per test JVM.
+ */
+public final class EmbeddedStack implements AutoCloseable {
+    private final HBaseTestingUtility util;
+    private final OracleServer oracle;
+    private final Connection connection;
+
+    private EmbeddedStack(HBaseTestingUtility util, OracleServer oracle, Connection connection) {
+        this.util = util;
+        this.oracle = oracle;
+        this.connection = connection;
+    }
+
+    /** Starts HBase and the oracle; returns once both serve. */
+    public static EmbeddedStack start() throws Exception {
+        HBaseTestingUtility util = new HBaseTestingUtility();
+        Configuration c = util.getConfiguration();
+        c.setBoolean("hbase.unsafe.stream.capability.enforce", false);
+        // No web UIs: on JDK 17 they need --add-opens, without which the master hangs (shared/stack-notes.md).
+        c.setInt("hbase.master.info.port", -1);
+        c.setInt("hbase.regionserver.info.port", -1);
+        c.setInt("hbase.regionserver.handler.count", 16);
+        util.startMiniZKCluster();
+        util.startMiniHBaseCluster();
+        OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 20, 1 << 18, 1 << 16));
+        return new EmbeddedStack(util, oracle, ConnectionFactory.createConnection(c));
+    }
+
+    /** The ZooKeeper client port of HBase (YCSB: {@code -p hbase.zookeeper.property.clientPort=...}). */
+    public int zkPort() {
+        return util.getZkCluster().getClientPort();
+    }
+
+    /** {@code host:port} of the oracle (YCSB: {@code -p sibyl.oracle.address=...}). */
+    public String oracleAddress() {
+        return "127.0.0.1:" + oracle.port();
+    }
+
+    /** The properties that point a YCSB client at this stack. */
+    public List<String> ycsbProperties() {
+        return List.of("hbase.zookeeper.quorum=127.0.0.1", "hbase.zookeeper.property.clientPort=" + zkPort(),
+                "sibyl.oracle.address=" + oracleAddress());
+    }
+
+    /** A plain HBase connection to the minicluster (shared; do not close it). */
+    public Connection connection() {
+        return connection;
+    }
+
+    /** Creates {@code table} with one family fit for transactions (every version kept, no TTL). */
+    public void createTable(String table, String family) throws IOException {
+        try (Admin admin = connection.getAdmin()) {
+            admin.createTable(TableDescriptorBuilder.newBuilder(TableName.valueOf(table))
+                    .setColumnFamily(TTable.familyDescriptor(family)).build());
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            connection.close();
+        } finally {
+            oracle.close();
+            util.shutdownMiniCluster();
+        }
+    }
+
+    /**
+     * Starts the stack, creates the tables, prints {@code READY zk=127.0.0.1:<port> oracle=127.0.0.1:<port>} and
+     * serves until the process is killed. Arguments: {@code [--family family] [--tables usertable,accounts]}.
+     */
+    public static void main(String[] args) {
+        String family = BindingSettings.DEFAULT_COLUMN_FAMILY;
+        List<String> tables = List.of(BindingSettings.DEFAULT_TABLE);
+        for (int i = 0; i < args.length; i += 2) {
+            String value = i + 1 < args.length ? args[i + 1] : "";
+            switch (args[i]) {
+                case "--family" -> family = value;
+                case "--tables" -> tables = Arrays.asList(value.split(","));
+                default -> {
+                    System.err.println("usage: EmbeddedStack [--family family] [--tables usertable,accounts]");
+                    System.exit(2);
+                }
+            }
+        }
+        try {
+            long t0 = System.nanoTime();
+            EmbeddedStack stack = start();
+            for (String t : tables) {
+                stack.createTable(t, family);
+            }
+            System.out.printf("READY zk=127.0.0.1:%d oracle=%s tables=%s family=%s (up in %.1f s)%n", stack.zkPort(),
+                    stack.oracleAddress(), String.join(",", tables), family, (System.nanoTime() - t0) / 1e9);
+            System.out.flush();
+            Thread.currentThread().join(); // serves until killed; the minicluster's data dir goes with the run
+        } catch (Throwable t) {
+            System.err.println("embedded stack: failed to start: " + t);
+            t.printStackTrace();
+            System.exit(1); // a half-started minicluster leaves threads that never end
+        }
+    }
+}
