@@ -1,0 +1,284 @@
+package io.sibyl.ycsb;
+
+import site.ycsb.ByteIterator;
+import site.ycsb.DB;
+import site.ycsb.DBException;
+import site.ycsb.Status;
+import site.ycsb.StringByteIterator;
+import site.ycsb.Workload;
+import site.ycsb.WorkloadException;
+import site.ycsb.generator.NumberGenerator;
+import site.ycsb.generator.UniformLongGenerator;
+import site.ycsb.generator.ZipfianGenerator;
+import site.ycsb.measurements.Measurements;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The closed economy, a transactional YCSB workload: the load phase opens {@code recordcount} accounts holding
+ * {@code closedeconomy.totalcash} between them; the run phase moves money between random pairs of accounts (read
+ * both, write both, in one transaction) while audits read every account in one read-only transaction. Money is
+ * neither made nor lost, so every audit and the final check must see exactly the total; one that does not is a
+ * violation, and fails the run (stderr, exit status {@value FailingExit#STATUS}). Properties: docs/ycsb.md.
+ */
+public class ClosedEconomyWorkload extends Workload {
+    /** Cash held by all accounts together. */
+    public static final String TOTAL_CASH = "closedeconomy.totalcash";
+    /** Share of run-phase operations that are audits; the rest are transfers. */
+    public static final String AUDIT_PROPORTION = "closedeconomy.auditproportion";
+    /** Largest amount one transfer moves (never more than the paying account holds). */
+    public static final String MAX_TRANSFER = "closedeconomy.maxtransfer";
+    /** Attempts per transfer when it conflicts with a concurrent one, before it is given up. */
+    public static final String ATTEMPTS = "closedeconomy.attempts";
+    /** Whether cleanup reads every account once more and checks the total. */
+    public static final String FINAL_CHECK = "closedeconomy.finalcheck";
+    /** How accounts are picked: uniform or zipfian. */
+    public static final String DISTRIBUTION = "requestdistribution";
+
+    /** Violations described on stderr, at the most (the count is always reported). */
+    private static final int REPORTED_VIOLATIONS = 5;
+    private static final Set<String> BALANCE_ONLY = Set.of(Accounts.BALANCE);
+
+    private final EconomyTally tally = new EconomyTally();
+    private Properties props;
+    private String table;
+    private Accounts accounts;
+    private double auditProportion;
+    private long maxTransfer;
+    private int attempts;
+    private boolean finalCheck;
+    private boolean runPhase;
+    private boolean wholeLoad;
+    private AtomicLong nextAccount;
+    private long loadEnd;
+    private NumberGenerator picker;
+
+    @Override
+    public void init(Properties p) throws WorkloadException {
+        props = p;
+        table = p.getProperty(BindingSettings.TABLE, BindingSettings.DEFAULT_TABLE);
+        long count = longProperty(p, "recordcount", 1000);
+        accounts = new Accounts(count, longProperty(p, TOTAL_CASH, 1000 * count));
+        auditProportion = Double.parseDouble(p.getProperty(AUDIT_PROPORTION, "0.05"));
+        maxTransfer = longProperty(p, MAX_TRANSFER, 100);
+        attempts = (int) longProperty(p, ATTEMPTS, 10);
+        finalCheck = Boolean.parseBoolean(p.getProperty(FINAL_CHECK, "true"));
+        if (auditProportion < 0 || auditProportion > 1 || maxTransfer < 1 || attempts < 1) {
+            throw new WorkloadException("closedeconomy: need 0 <= " + AUDIT_PROPORTION + " <= 1, " + MAX_TRANSFER
+                    + " >= 1 and " + ATTEMPTS + " >= 1");
+        }
+        if (count < 2) {
+            throw new WorkloadException("closedeconomy: transfers need at least 2 accounts (recordcount)");
+        }
+        // site.ycsb.Client sets dotransactions=false for -load, true for -t.
+        runPhase = Boolean.parseBoolean(p.getProperty("dotransactions", "true"));
+        long start = longProperty(p, INSERT_START_PROPERTY, 0);
+        long insertCount = longProperty(p, INSERT_COUNT_PROPERTY, count - start);
+        nextAccount = new AtomicLong(start);
+        loadEnd = Math.min(count, start + insertCount);
+        wholeLoad = start == 0 && loadEnd == count;
+        String distribution = p.getProperty(DISTRIBUTION, "uniform");
+        switch (distribution) {
+            case "uniform" -> picker = new UniformLongGenerator(0, count - 1);
+            case "zipfian" -> picker = new ZipfianGenerator(0, count - 1);
+            default -> throw new WorkloadException("closedeconomy: " + DISTRIBUTION + "=" + distribution
+                    + " is not supported (uniform or zipfian)");
+        }
+    }
+
+    private static long longProperty(Properties p, String key, long defaultValue) throws WorkloadException {
+        String v = p.getProperty(key);
+        try {
+            return v == null ? defaultValue : Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new WorkloadException("closedeconomy: " + key + "=" + v + " is not a whole number");
+        }
+    }
+
+    @Override
+    public boolean doInsert(DB db, Object threadState) {
+        long i = nextAccount.getAndIncrement();
+        if (i >= loadEnd) {
+            return false;
+        }
+        Map<String, ByteIterator> values = balance(accounts.openingBalance(i));
+        Status s = Status.ERROR;
+        for (int attempt = 0; attempt < attempts; attempt++) {
+            s = db.insert(table, accounts.key(i), values);
+            if (!Outcomes.isRetryable(s)) {
+                break;
+            }
+            values = balance(accounts.openingBalance(i)); // the failed insert consumed the iterators
+        }
+        if (s.isOk()) {
+            tally.accountsLoaded.increment();
+            return true;
+        }
+        tally.errors.increment();
+        System.err.println("closedeconomy: could not open account " + accounts.key(i) + ": " + s);
+        return false;
+    }
+
+    private static Map<String, ByteIterator> balance(long amount) {
+        Map<String, ByteIterator> values = new HashMap<>();
+        values.put(Accounts.BALANCE, new StringByteIterator(Long.toString(amount)));
+        return values;
+    }
+
+    @Override
+    public boolean doTransaction(DB db, Object threadState) {
+        if (ThreadLocalRandom.current().nextDouble() < auditProportion) {
+            audit(db);
+        } else {
+            transfer(db);
+        }
+        return true;
+    }
+
+    private void transfer(DB db) {
+        long from = picker.nextValue().longValue();
+        long to = picker.nextValue().longValue();
+        while (to == from) {
+            to = ThreadLocalRandom.current().nextLong(accounts.count());
+        }
+        long amount = 1 + ThreadLocalRandom.current().nextLong(maxTransfer);
+        long t0 = System.nanoTime();
+        Status s = Status.ERROR;
+        for (int attempt = 0; attempt < attempts; attempt++) {
+            s = transferOnce(db, accounts.key(from), accounts.key(to), amount);
+            if (!Outcomes.isRetryable(s)) {
+                break;
+            }
+            tally.conflicts.increment();
+        }
+        record("TRANSFER", t0, s);
+        if (s.isOk()) {
+            tally.transfersCommitted.increment();
+        } else if (Outcomes.isRetryable(s)) {
+            tally.transfersGivenUp.increment();
+        } else {
+            tally.errors.increment();
+        }
+    }
+
+    /** One attempt: read both balances, move at most what the payer holds, write both, commit. */
+    private Status transferOnce(DB db, String from, String to, long amount) {
+        try (TransactionScope scope = TransactionScope.open()) {
+            Map<String, ByteIterator> a = new HashMap<>();
+            Map<String, ByteIterator> b = new HashMap<>();
+            Status read = db.read(table, from, BALANCE_ONLY, a);
+            if (read.isOk()) {
+                read = db.read(table, to, BALANCE_ONLY, b);
+            }
+            if (!read.isOk()) {
+                return read;
+            }
+            scope.requireJoined(db);
+            Long payer = balanceOf(a);
+            Long payee = balanceOf(b);
+            if (payer == null || payee == null) {
+                return new Status("BAD_BALANCE", "an account holds no balance or one that is not a number");
+            }
+            long moved = Math.min(amount, payer);
+            Status write = db.update(table, from, balance(payer - moved));
+            if (write.isOk()) {
+                write = db.update(table, to, balance(payee + moved));
+            }
+            return write.isOk() ? scope.commit() : write;
+        }
+    }
+
+    private static Long balanceOf(Map<String, ByteIterator> account) {
+        ByteIterator b = account.get(Accounts.BALANCE);
+        try {
+            return b == null ? null : Long.valueOf(b.toString());
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private void audit(DB db) {
+        long t0 = System.nanoTime();
+        AuditScan.Result r = AuditScan.run(db, table, accounts);
+        tally.audits.increment();
+        if (r.violates(accounts)) {
+            long n = tally.violations.incrementAndGet();
+            if (n <= REPORTED_VIOLATIONS) {
+                System.err.println("closedeconomy: VIOLATION: an audit saw " + r.describe(accounts));
+            }
+            record("AUDIT", t0, new Status("VIOLATION", r.describe(accounts)));
+        } else {
+            if (!r.status().isOk()) {
+                tally.errors.increment();
+            }
+            record("AUDIT", t0, r.status());
+        }
+    }
+
+    private static void record(String operation, long startNanos, Status s) {
+        Measurements m = Measurements.getMeasurements();
+        m.measure(operation, (int) ((System.nanoTime() - startNanos) / 1000));
+        m.reportStatus(operation, s);
+    }
+
+    /** Reports the counts and runs the final check; a violation or a failed check fails the run. */
+    @Override
+    public void cleanup() throws WorkloadException {
+        String report = runPhase ? tally.runReport() : tally.loadReport();
+        System.out.println("[CLOSEDECONOMY] " + report);
+        System.err.println("closedeconomy: " + report);
+        if (tally.violations() > 0) {
+            FailingExit.fail("closedeconomy: " + tally.violations() + " audit(s) saw a total other than "
+                    + accounts.total() + ": the closed economy was violated");
+        }
+        if (!finalCheck) {
+            return;
+        }
+        if (!runPhase && !wholeLoad) {
+            System.out.println("[CLOSEDECONOMY] final check skipped: this load opened only accounts "
+                    + (loadEnd - longProperty(props, INSERT_START_PROPERTY, 0)) + " of " + accounts.count());
+            return;
+        }
+        AuditScan.Result r = finalAudit();
+        String verdict = r.violates(accounts) || !r.status().isOk() ? "FAIL" : "PASS";
+        String line = "final check: " + (r.status().isOk() ? r.describe(accounts) : "could not read: " + r.status())
+                + ": " + verdict;
+        System.out.println("[CLOSEDECONOMY] " + line);
+        System.err.println("closedeconomy: " + line);
+        if (verdict.equals("FAIL")) {
+            FailingExit.fail("closedeconomy: " + line);
+        }
+    }
+
+    /** Reads every account through a DB of the run's binding (YCSB has closed the client threads' ones). */
+    private AuditScan.Result finalAudit() throws WorkloadException {
+        String dbClass = props.getProperty("db", SibylClient.class.getName());
+        DB db;
+        try {
+            db = (DB) Class.forName(dbClass).getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException | ClassCastException e) {
+            throw new WorkloadException("closedeconomy: cannot create the DB " + dbClass + " for the final check", e);
+        }
+        db.setProperties(props);
+        try {
+            db.init();
+        } catch (DBException e) {
+            FailingExit.fail("closedeconomy: the final check could not start the DB binding: " + e.getMessage());
+            throw new WorkloadException("closedeconomy: final check", e);
+        }
+        try {
+            return AuditScan.run(db, table, accounts);
+        } finally {
+            try {
+                db.cleanup();
+            } catch (DBException e) {
+                System.err.println("closedeconomy: closing the final check's DB failed: " + e);
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package io.sibyl.ycsb;
+
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.util.Bytes;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The closed-economy workload under YCSB's own Client, in a child JVM: it holds, and its check can fail. */
+@ExtendWith(StackExtension.class)
+class YcsbClosedEconomyTest {
+    private static final Pattern COMMITTED = Pattern.compile("transfers committed (\\d+), conflicts (\\d+)");
+    private static final Pattern AUDITS = Pattern.compile("audits (\\d+), violations (\\d+)");
+
+    /** Opens the accounts with YCSB's load phase, whose own final check must pass. */
+    private static void load(String table, int accounts, long total) throws Exception {
+        YcsbProcess.Run load = YcsbProcess.run("-load", "closedeconomy", "-threads", "4", "-p", "table=" + table,
+                "-p", "recordcount=" + accounts, "-p", "closedeconomy.totalcash=" + total);
+        assertEquals(0, load.exitStatus(), load.transcript());
+        assertTrue(load.stdout().contains("final check: total " + total + " over " + accounts + " accounts, expected "
+                + total + " over " + accounts + ": PASS"), load.transcript());
+    }
+
+    @Test
+    void closedEconomyTotalStaysExactUnderEightThreads() throws Exception {
+        String table = StackExtension.table("accounts");
+        load(table, 200, 200_000);
+
+        // Few accounts for eight threads, so that transfers do conflict; audits one operation in ten.
+        YcsbProcess.Run run = YcsbProcess.run("-t", "closedeconomy", "-threads", "8",
+                "-p", "table=" + table, "-p", "recordcount=200", "-p", "closedeconomy.totalcash=200000",
+                "-p", "operationcount=3000", "-p", "closedeconomy.auditproportion=0.1");
+        assertEquals(0, run.exitStatus(), run.transcript());
+        assertTrue(run.stdout().contains(
+                "final check: total 200000 over 200 accounts, expected 200000 over 200: PASS"), run.transcript());
+        Matcher transfers = COMMITTED.matcher(run.stdout());
+        Matcher audits = AUDITS.matcher(run.stdout());
+        assertTrue(transfers.find() && audits.find(), run.transcript());
+        assertTrue(Long.parseLong(transfers.group(1)) > 2000, run.transcript());
+        assertTrue(Long.parseLong(audits.group(1)) > 100, run.transcript());
+        assertEquals("0", audits.group(2), run.transcript());
+        assertTrue(run.stdout().contains("[TRANSFER], Return=OK"), run.transcript());
+        assertTrue(run.stdout().contains("[AUDIT], Return=OK"), run.transcript());
+        System.out.println("closed economy, 8 threads, 200 accounts: " + transfers.group() + ", " + audits.group());
+    }
+
+    @Test
+    void anAccountCorruptedOutsideTransactionsFailsTheRun() throws Exception {
+        String table = StackExtension.table("corrupted");
+        load(table, 50, 5000);
+
+        // Overwrite one committed balance in place through plain HBase (same cell, same version): no transaction
+        // wrote it, and 1 unit of money appears from nowhere.
+        Accounts accounts = new Accounts(50, 5000);
+        byte[] row = Bytes.toBytes(accounts.key(7));
+        byte[] family = Bytes.toBytes(BindingSettings.DEFAULT_COLUMN_FAMILY);
+        byte[] balance = Bytes.toBytes(Accounts.BALANCE);
+        try (Table raw = StackExtension.stack().connection().getTable(TableName.valueOf(table))) {
+            Cell committed = raw.get(new Get(row).addColumn(family, balance)).getColumnLatestCell(family, balance);
+            long value = Long.parseLong(Bytes.toString(CellUtil.cloneValue(committed)));
+            raw.put(new Put(row).addColumn(family, balance, committed.getTimestamp(),
+                    Bytes.toBytes(Long.toString(value + 1))));
+        }
+
+        YcsbProcess.Run run = YcsbProcess.run("-t", "closedeconomy", "-threads", "2",
+                "-p", "table=" + table, "-p", "recordcount=50", "-p", "closedeconomy.totalcash=5000",
+                "-p", "operationcount=200", "-p", "closedeconomy.auditproportion=0.2");
+        assertEquals(FailingExit.STATUS, run.exitStatus(), run.transcript());
+        assertTrue(run.stderr().contains("VIOLATION: an audit saw total 5001 over 50 accounts"), run.transcript());
+        assertTrue(run.stderr().contains("FAILED: closedeconomy: final check: total 5001 over 50 accounts, expected"
+                + " 5000 over 50: FAIL"), run.transcript());
+        assertTrue(run.stdout().contains("[OVERALL], Throughput(ops/sec)"), "YCSB's summary is still printed\n"
+                + run.transcript());
+    }
+}
