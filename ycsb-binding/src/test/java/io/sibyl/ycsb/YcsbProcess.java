@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Runs YCSB's real {@code site.ycsb.Client} with this binding in a child JVM (the test JVM's classpath, 256 MB heap)
  * against the test JVM's {@link EmbeddedStack}, as a user would run it, and captures its output and exit status.
+ * C1 only: these runs last seconds, and the two cores are shared with the minicluster.
  */
 final class YcsbProcess {
     private static final long TIMEOUT_SECONDS = 120;
@@ -33,7 +34,7 @@ final class YcsbProcess {
     static Run run(String phase, String workload, String... extra) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
                 "--add-opens", "java.base/java.nio=ALL-UNNAMED",
                 "-Dorg.slf4j.simpleLogger.log.org.apache=warn",
                 "-cp", System.getProperty("java.class.path"),
