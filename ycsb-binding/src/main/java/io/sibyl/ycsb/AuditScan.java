@@ -43,7 +43,7 @@ public final class AuditScan {
                     BALANCE_ONLY, rows);
             Status committed = scope.commit();
             if (status.isOk()) {
-                scope.requireJoined(db);
+                scope.requireJoined();
             }
             if (status.isOk()) {
                 status = committed;

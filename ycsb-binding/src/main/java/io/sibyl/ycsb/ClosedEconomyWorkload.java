@@ -63,17 +63,22 @@ public class ClosedEconomyWorkload extends Workload {
         props = p;
         table = p.getProperty(BindingSettings.TABLE, BindingSettings.DEFAULT_TABLE);
         long count = longProperty(p, "recordcount", 1000);
-        accounts = new Accounts(count, longProperty(p, TOTAL_CASH, 1000 * count));
-        auditProportion = Double.parseDouble(p.getProperty(AUDIT_PROPORTION, "0.05"));
+        long total = longProperty(p, TOTAL_CASH, 1000 * count);
+        if (count < 2 || total < 0) {
+            throw invalid("transfers need at least 2 accounts (recordcount) and " + TOTAL_CASH + " >= 0");
+        }
+        accounts = new Accounts(count, total);
+        try {
+            auditProportion = Double.parseDouble(p.getProperty(AUDIT_PROPORTION, "0.05"));
+        } catch (NumberFormatException e) {
+            throw invalid(AUDIT_PROPORTION + " is not a number");
+        }
         maxTransfer = longProperty(p, MAX_TRANSFER, 100);
         attempts = (int) longProperty(p, ATTEMPTS, 10);
         finalCheck = Boolean.parseBoolean(p.getProperty(FINAL_CHECK, "true"));
         if (auditProportion < 0 || auditProportion > 1 || maxTransfer < 1 || attempts < 1) {
-            throw new WorkloadException("closedeconomy: need 0 <= " + AUDIT_PROPORTION + " <= 1, " + MAX_TRANSFER
-                    + " >= 1 and " + ATTEMPTS + " >= 1");
-        }
-        if (count < 2) {
-            throw new WorkloadException("closedeconomy: transfers need at least 2 accounts (recordcount)");
+            throw invalid("need 0 <= " + AUDIT_PROPORTION + " <= 1, " + MAX_TRANSFER + " >= 1 and " + ATTEMPTS
+                    + " >= 1");
         }
         // site.ycsb.Client sets dotransactions=false for -load, true for -t.
         runPhase = Boolean.parseBoolean(p.getProperty("dotransactions", "true"));
@@ -86,9 +91,14 @@ public class ClosedEconomyWorkload extends Workload {
         switch (distribution) {
             case "uniform" -> picker = new UniformLongGenerator(0, count - 1);
             case "zipfian" -> picker = new ZipfianGenerator(0, count - 1);
-            default -> throw new WorkloadException("closedeconomy: " + DISTRIBUTION + "=" + distribution
-                    + " is not supported (uniform or zipfian)");
+            default -> throw invalid(DISTRIBUTION + "=" + distribution + " is not supported (uniform or zipfian)");
         }
+    }
+
+    /** YCSB's Client exits 0 after a WorkloadException from init: record the failure so that the run fails. */
+    private static WorkloadException invalid(String message) {
+        FailingExit.fail("closedeconomy: " + message);
+        return new WorkloadException("closedeconomy: " + message);
     }
 
     private static long longProperty(Properties p, String key, long defaultValue) throws WorkloadException {
@@ -96,7 +106,7 @@ public class ClosedEconomyWorkload extends Workload {
         try {
             return v == null ? defaultValue : Long.parseLong(v.trim());
         } catch (NumberFormatException e) {
-            throw new WorkloadException("closedeconomy: " + key + "=" + v + " is not a whole number");
+            throw invalid(key + "=" + v + " is not a whole number");
         }
     }
 
@@ -178,7 +188,7 @@ public class ClosedEconomyWorkload extends Workload {
             if (!read.isOk()) {
                 return read;
             }
-            scope.requireJoined(db);
+            scope.requireJoined();
             Long payer = balanceOf(a);
             Long payee = balanceOf(b);
             if (payer == null || payee == null) {
@@ -262,6 +272,7 @@ public class ClosedEconomyWorkload extends Workload {
         try {
             db = (DB) Class.forName(dbClass).getDeclaredConstructor().newInstance();
         } catch (ReflectiveOperationException | ClassCastException e) {
+            FailingExit.fail("closedeconomy: cannot create the DB " + dbClass + " for the final check: " + e);
             throw new WorkloadException("closedeconomy: cannot create the DB " + dbClass + " for the final check", e);
         }
         db.setProperties(props);

@@ -75,10 +75,10 @@ public final class TransactionScope implements AutoCloseable {
      * Fails the run unless a DB call joined this scope: a binding that ignores scopes would run a workload's
      * transactions as separate operations and make its checks meaningless.
      */
-    public void requireJoined(Object db) {
+    public void requireJoined() {
         if (tx == null) {
-            String why = "the DB binding " + db.getClass().getName() + " does not honour transaction scopes; this"
-                    + " workload needs " + SibylClient.class.getName();
+            String why = "the -db binding does not honour transaction scopes (its calls ran outside the open scope);"
+                    + " this workload needs -db " + SibylClient.class.getName();
             FailingExit.fail(why);
             throw new IllegalStateException(why);
         }

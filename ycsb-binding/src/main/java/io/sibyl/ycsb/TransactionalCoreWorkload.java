@@ -22,7 +22,7 @@ public class TransactionalCoreWorkload extends CoreWorkload {
         Status outcome;
         try (TransactionScope scope = TransactionScope.open()) {
             done = super.doTransaction(db, threadState);
-            scope.requireJoined(db);
+            scope.requireJoined();
             outcome = scope.commit();
         }
         Measurements m = Measurements.getMeasurements();

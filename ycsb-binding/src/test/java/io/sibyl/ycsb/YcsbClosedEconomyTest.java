@@ -82,4 +82,14 @@ class YcsbClosedEconomyTest {
         assertTrue(run.stdout().contains("[OVERALL], Throughput(ops/sec)"), "YCSB's summary is still printed\n"
                 + run.transcript());
     }
+
+    @Test
+    void aBindingThatIgnoresTransactionScopesFailsTheRun() throws Exception {
+        // YCSB's BasicDB answers OK to everything, outside any transaction: the transfers' checks would mean nothing.
+        YcsbProcess.Run run = YcsbProcess.run("-t", "closedeconomy", "-db", "site.ycsb.BasicDB",
+                "-p", "recordcount=10", "-p", "operationcount=5", "-p", "closedeconomy.auditproportion=0");
+        assertEquals(FailingExit.STATUS, run.exitStatus(), run.transcript());
+        assertTrue(run.stderr().contains("FAILED: the -db binding does not honour transaction scopes"),
+                run.transcript());
+    }
 }
