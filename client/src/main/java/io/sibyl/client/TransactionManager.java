@@ -101,7 +101,7 @@ public final class TransactionManager implements AutoCloseable {
         ClientSettings settings = ClientSettings.from(conf);
         Connection c = ConnectionFactory.createConnection(conf);
         try {
-            return new TransactionManager(c, true, connectOracle(locator(conf), settings), settings);
+            return new TransactionManager(c, true, connectOracle(oracleLocator(conf), settings), settings);
         } catch (IOException | RuntimeException e) {
             c.close();
             throw e;
@@ -129,7 +129,7 @@ public final class TransactionManager implements AutoCloseable {
     public static TransactionManager create(Connection connection) throws IOException {
         ClientSettings settings = ClientSettings.from(connection.getConfiguration());
         return new TransactionManager(connection, false,
-                connectOracle(locator(connection.getConfiguration()), settings), settings);
+                connectOracle(oracleLocator(connection.getConfiguration()), settings), settings);
     }
 
     /** Uses an existing HBase connection (not closed by {@link #close()}) and the oracle at the given address. */
@@ -145,10 +145,6 @@ public final class TransactionManager implements AutoCloseable {
      * would use it; for other processes that follow the oracle, such as the region-server garbage collector.
      */
     public static OracleLocator oracleLocator(Configuration conf) throws IOException {
-        return locator(conf);
-    }
-
-    private static OracleLocator locator(Configuration conf) throws IOException {
         String zk = conf.get(ORACLE_ZK_CONNECT);
         String a = conf.get(ORACLE_ADDRESS);
         boolean hasZk = zk != null && !zk.isBlank();
