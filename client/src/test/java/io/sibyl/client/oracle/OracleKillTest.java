@@ -43,10 +43,14 @@ class OracleKillTest {
             try (OracleClient c1 = OracleClient.connect("127.0.0.1", port)) {
                 List<Thread> load = work.start(c1, 6, Integer.MAX_VALUE, stop);
                 // Load until enough is acknowledged and left running (a busy machine serves fewer per second).
+                // Count only what leaveRunning left: work.running also holds the load's aborts still in flight,
+                // which leave it when acknowledged.
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while ((work.acked.size() <= 200 || work.running.size() < 10) && System.nanoTime() < deadline) {
+                int leftRunning = 0;
+                while ((work.acked.size() <= 200 || leftRunning < 10) && System.nanoTime() < deadline) {
                     Thread.sleep(100);
                     work.leaveRunning(c1, 1);
+                    leftRunning++;
                 }
                 first.process.destroyForcibly(); // SIGKILL, with commits in flight
                 assertTrue(first.process.waitFor(10, TimeUnit.SECONDS));
