@@ -56,6 +56,7 @@ final class SnapshotReader {
                 gets.add(new Get(p.row).addColumn(p.family, p.qualifier).setTimeRange(0, p.below).readVersions(fetch));
             }
             Result[] more = table.get(gets);
+            tx.checkSnapshotReadable();
             List<Pending> next = new ArrayList<>();
             for (int k = 0; k < more.length; k++) {
                 Pending p = pending.get(k);

@@ -133,6 +133,7 @@ public class TTable implements Closeable {
         List<List<Cell>> resolved;
         try (Table t = connection.getTable(name)) {
             Result[] fetched = raw.size() == 1 ? new Result[] {t.get(raw.get(0))} : t.get(raw);
+            tx.checkSnapshotReadable();
             SnapshotReader reader = new SnapshotReader(tx, t, nv);
             for (int i = 0; i < out.length; i++) {
                 Get g = gets.get(i);

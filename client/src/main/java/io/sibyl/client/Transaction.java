@@ -102,6 +102,16 @@ public final class Transaction {
         manager.checkOpen();
     }
 
+    /**
+     * Throws unless what was just fetched from HBase was read while garbage collection still spared this snapshot:
+     * after the oracle connection is lost, only for a while ({@link OracleClient#snapshotsProtected()}).
+     */
+    void checkSnapshotReadable() throws SnapshotExpiredException {
+        if (!begunOn.snapshotsProtected()) {
+            throw new SnapshotExpiredException(this, begunOn.millisSinceHeard(), begunOn.readWindowMillis());
+        }
+    }
+
     // ---- visibility ---------------------------------------------------------------------------------------------
 
     /** Is the version written by the transaction that started at {@code writerTs} in this snapshot? */

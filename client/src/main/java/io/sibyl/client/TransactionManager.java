@@ -16,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -306,10 +307,11 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     /**
-     * Runs {@code work} in a new transaction and commits it; on a retryable rollback (write-write conflict, too old)
-     * begins a new transaction and runs {@code work} again, after a growing, jittered back-off, up to
-     * {@value #RETRY_ATTEMPTS} attempts. If {@code work} throws, the transaction is rolled back and the exception
-     * propagates (wrap checked exceptions, e.g. in {@link java.io.UncheckedIOException}). If {@code work} commits
+     * Runs {@code work} in a new transaction and commits it; on a retryable rollback (write-write conflict, too old,
+     * oracle failover) begins a new transaction and runs {@code work} again, after a growing, jittered back-off, up
+     * to {@value #RETRY_ATTEMPTS} attempts. If {@code work} throws, the transaction is rolled back and the exception
+     * propagates (wrap checked exceptions, e.g. in {@link java.io.UncheckedIOException}), except a
+     * {@link SnapshotExpiredException} wrapped so, which is retried like a failover. If {@code work} commits
      * or rolls back the transaction itself, its result is returned as is.
      *
      * @throws RollbackException the last rollback, when it is not retryable or the attempts are used up
@@ -329,7 +331,11 @@ public final class TransactionManager implements AutoCloseable {
                         e.addSuppressed(re);
                     }
                 }
-                throw e;
+                if (!isExpiredSnapshot(e) || attempt >= settings.retryAttempts()) {
+                    throw e;
+                }
+                backoff = backOff(backoff);
+                continue;
             }
             if (tx.getStatus() != Transaction.Status.RUNNING) {
                 return result;
@@ -342,17 +348,28 @@ public final class TransactionManager implements AutoCloseable {
                     throw e;
                 }
             }
-            if (backoff > 0) {
-                long sleep = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
-                try {
-                    Thread.sleep(sleep);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted while backing off before a retry", ie);
-                }
-                backoff = Math.min(backoff * 2, settings.retryBackoffMaxMillis());
-            }
+            backoff = backOff(backoff);
         }
+    }
+
+    /** A read refused because the oracle connection was lost long ago: a new transaction reads on a live one. */
+    private static boolean isExpiredSnapshot(Throwable e) {
+        return e instanceof UncheckedIOException u && u.getCause() instanceof SnapshotExpiredException;
+    }
+
+    /** Sleeps about {@code backoff} ms (jittered) and returns the next, doubled back-off. */
+    private long backOff(long backoff) {
+        if (backoff <= 0) {
+            return backoff;
+        }
+        long sleep = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+        try {
+            Thread.sleep(sleep);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while backing off before a retry", ie);
+        }
+        return Math.min(backoff * 2, settings.retryBackoffMaxMillis());
     }
 
     /**

@@ -107,6 +107,7 @@ final class TransactionalScanner implements ResultScanner {
             r = raw.next();
         }
         if (r != null) {
+            tx.checkSnapshotReadable();
             rawRows++;
             lastRawRow = r.getRow();
         }

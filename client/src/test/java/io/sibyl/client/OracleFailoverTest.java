@@ -4,6 +4,8 @@ import io.sibyl.client.oracle.OracleUnavailableException;
 import io.sibyl.oracle.ha.OracleProcess;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -236,6 +238,79 @@ class OracleFailoverTest {
                 Transaction check = tm.begin();
                 assertEquals(2, getInt(t, check, "row2"));
                 tm.commit(check);
+            }
+        }
+    }
+
+    /**
+     * After its oracle dies, a transaction goes on reading from HBase for half the oracle's reader.grace.ms (the new
+     * oracle spares every earlier snapshot from garbage collection for the whole period), then its reads fail with
+     * {@link SnapshotExpiredException}; {@link TransactionManager#run} retries such work on the new oracle.
+     */
+    @Test
+    void aReaderWhoseOracleDiedReadsForHalfTheGracePeriodThenMustRetry() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        String root = "/sibyl/test/failover-grace";
+        int port = freePort();
+        long graceMs = 4000;
+        List<String> flags = new ArrayList<>(oracleFlags(root, port, false));
+        flags.add("--reader.grace.ms=" + graceMs);
+        flags.add("--journal.zk.session.timeout.ms=30000"); // outlives the freeze below
+        TableName table = c.createTable("failover-grace", "cf");
+        Map<String, String> settings = new HashMap<>(failoverSettings());
+        settings.put(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + port);
+        OracleProcess first = new OracleProcess("grace-a", flags);
+        try (TransactionManager tm = c.manager(settings); TTable t = new TTable(c.connection(), table)) {
+            first.awaitReady(READY_MS);
+            Transaction writer = tm.begin();
+            putInt(t, writer, "row", 7);
+            tm.commit(writer);
+            Transaction reader = tm.begin();
+            assertEquals(7, getInt(t, reader, "row"));
+            first.process.destroyForcibly();
+            assertTrue(first.process.waitFor(10, TimeUnit.SECONDS));
+            long killedAt = System.nanoTime();
+            assertEquals(7, getInt(t, reader, "row"), "within half the grace period the snapshot is still read");
+            assertTrue(System.nanoTime() - killedAt < graceMs / 2 * 1_000_000L, "the read above was in time");
+            while (System.nanoTime() - killedAt < graceMs / 2 * 1_000_000L) {
+                Thread.sleep(50);
+            }
+            SnapshotExpiredException get = assertThrows(SnapshotExpiredException.class,
+                    () -> getInt(t, reader, "row"));
+            assertTrue(get.getMessage().contains("reader.grace.ms") && get.getTransaction() == reader,
+                    get.getMessage());
+            assertThrows(SnapshotExpiredException.class, () -> {
+                try (ResultScanner s = t.getScanner(reader, new Scan())) {
+                    s.next();
+                }
+            });
+            tm.rollback(reader);
+
+            try (OracleProcess second = new OracleProcess("grace-b", flags)) {
+                second.awaitReady(READY_MS);
+                AtomicInteger attempts = new AtomicInteger();
+                long read = tm.run(tx -> {
+                    try {
+                        long v = getInt(t, tx, "row");
+                        if (attempts.incrementAndGet() == 1) {
+                            // This attempt's oracle goes silent (frozen) for longer than the read window.
+                            second.signal("STOP");
+                            try {
+                                Thread.sleep(graceMs / 2 + 500);
+                                return getInt(t, tx, "row"); // before the oracle resumes and is heard again
+                            } finally {
+                                second.signal("CONT");
+                            }
+                        }
+                        return v;
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                assertEquals(7, read);
+                assertEquals(2, attempts.get(), "the expired snapshot was retried once");
             }
         }
     }

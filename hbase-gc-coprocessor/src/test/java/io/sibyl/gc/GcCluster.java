@@ -36,6 +36,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class GcCluster implements BeforeAllCallback, ExtensionContext.Store.CloseableResource {
     /** Commits the oracle remembers before T_max passes the oldest (the window is a fixed ring). */
     static final int COMMIT_WINDOW = 64;
+    /** The oracle's reader.grace.ms: short, so that a test can wait for a lost reader's hold to end. */
+    static final long READER_GRACE_MS = 1500;
     private static volatile GcCluster instance;
     private static final AtomicInteger TABLES = new AtomicInteger();
 
@@ -53,7 +55,7 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
     private GcCluster(boolean start) throws Exception {
         long t0 = System.nanoTime();
         oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 12, COMMIT_WINDOW, 1 << 10));
+                .withCapacities(1 << 12, COMMIT_WINDOW, 1 << 10).withReaderGrace(READER_GRACE_MS));
         util = new HBaseTestingUtility();
         Configuration c = util.getConfiguration();
         c.setBoolean("hbase.unsafe.stream.capability.enforce", false);

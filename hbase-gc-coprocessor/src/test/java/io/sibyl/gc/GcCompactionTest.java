@@ -30,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** What the collector removes at flush and compaction time, and what it must leave, on a real region server. */
 @ExtendWith(GcCluster.class)
@@ -156,6 +157,26 @@ class GcCompactionTest {
             tm.commit(reader); // read-only: the oracle hears FINISH and the watermark moves on
             awaitCollected(table, List.of(second));
         }
+    }
+
+    @Test
+    void snapshotOfAReaderWhoseConnectionWasLostSurvivesCompactionForTheGracePeriod() throws Exception {
+        TableName table = collectedTable("lost-reader");
+        long first = commitValue(table, "v1");
+        long reader;
+        try (OracleClient lost = OracleClient.connect("127.0.0.1", cluster.oraclePort())) {
+            reader = lost.begin().get(5, TimeUnit.SECONDS);
+        } // dropped with the reader running: its client may go on reading v1 from HBase for a while
+        long lostAt = System.nanoTime();
+        long second = commitValue(table, "v2");
+        assertTrue(second > reader && reader > first);
+        assumeTrue(System.nanoTime() - lostAt < GcCluster.READER_GRACE_MS * 1_000_000L / 2,
+                "the machine is too slow to compact within the grace period");
+        flushAndCompact(table);
+        assertEquals(List.of(second, first), versions(table), "v1 is spared while the lost reader may read it");
+        awaitCollected(table, List.of(second));
+        assertTrue(System.nanoTime() - lostAt >= GcCluster.READER_GRACE_MS * 1_000_000L,
+                "v1 was spared for the whole grace period");
     }
 
     @Test

@@ -13,8 +13,11 @@ public final class Wire {
 
     /** "SIBY": first four bytes of a client handshake. */
     public static final int MAGIC = 0x53494259;
-    /** Protocol version this build speaks (2: HELLO carries aborted ranges, decision blocks may hold ABORT_RANGE). */
-    public static final short VERSION = 2;
+    /**
+     * Protocol version this build speaks (2: HELLO carries aborted ranges, decision blocks may hold ABORT_RANGE;
+     * 3: HELLO carries the reader grace period, and a silent connection gets empty frames as heartbeats).
+     */
+    public static final short VERSION = 3;
     /** Bytes of the frame length prefix. */
     public static final int LENGTH_FIELD_BYTES = 4;
 

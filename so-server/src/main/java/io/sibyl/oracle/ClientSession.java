@@ -26,6 +26,7 @@ final class ClientSession {
     private final ReplicationLog log;
     private final long maxLagBytes;
     private final long pushIntervalNanos;
+    private final long heartbeatNanos;
     final AtomicInteger queuedFrames = new AtomicInteger();
 
     // Owned by the sequencer thread.
@@ -46,6 +47,9 @@ final class ClientSession {
         this.log = log;
         this.maxLagBytes = config.maxLagBytes();
         this.pushIntervalNanos = config.pushIntervalMillis() * 1_000_000L;
+        // Clients stop reading half a grace period after they last heard from the oracle: send often enough that a
+        // live connection never gets near that.
+        this.heartbeatNanos = Math.min(1000, config.readerGraceMillis() / 10) * 1_000_000L;
     }
 
     /** Sends replies released by the journal, preceded by every durable decision the client has not seen. */
@@ -74,13 +78,22 @@ final class ClientSession {
         send(frame);
     }
 
-    /** Pushes pending metadata to a connection that has been silent for the push interval; closes laggards. */
+    /**
+     * Pushes pending metadata to a connection that has been silent for the push interval, or an empty frame (a
+     * heartbeat) when there is none and it has been silent for the heartbeat interval; closes laggards.
+     */
     void pushIfSilent() {
         if (cursor == null || !channel.isActive()) {
             return;
         }
         ReplicationLog.Node published = log.tail();
-        if (published == cursor || lagging(published)) {
+        if (published == cursor) {
+            if (System.nanoTime() - lastSendNanos >= heartbeatNanos && !closing) {
+                send(Frames.begin(channel.alloc(), 0));
+            }
+            return;
+        }
+        if (lagging(published)) {
             return;
         }
         if (System.nanoTime() - lastSendNanos >= pushIntervalNanos) {

@@ -27,6 +27,7 @@ public record OracleConfig(
         int maxBlockRecords,
         long pushIntervalMillis,
         long maxLagBytes,
+        long readerGraceMillis,
         boolean inlineSequencer,
         JournalKind journal,
         JournalSettings journalSettings,
@@ -57,7 +58,7 @@ public record OracleConfig(
     /** Defaults sized for a production oracle: about 400 MB of heap for the conflict table and commit window. */
     public static OracleConfig defaults() {
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
-                1_000_000, 4096, 1000, 64L << 20, true, JournalKind.MEMORY, JournalSettings.defaults(),
+                1_000_000, 4096, 1000, 64L << 20, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
                 HaSettings.defaults());
     }
 
@@ -73,6 +74,7 @@ public record OracleConfig(
         require(maxBlockRecords >= 1, "max.block.records", maxBlockRecords);
         require(pushIntervalMillis >= 1, "push.interval.ms", pushIntervalMillis);
         require(maxLagBytes >= 1024, "max.lag.bytes", maxLagBytes);
+        require(readerGraceMillis >= 100 && readerGraceMillis <= 3_600_000, "reader.grace.ms", readerGraceMillis);
         if (journal == null || journalSettings == null || ha == null) {
             throw new IllegalArgumentException("journal, journal settings and HA settings are required");
         }
@@ -91,47 +93,54 @@ public record OracleConfig(
     public OracleConfig withPort(int newPort) {
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, inlineSequencer, journal, journalSettings, ha);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, inlineSequencer, journal, journalSettings, ha);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
     public OracleConfig withCapacities(int conflictRows, int recentCommits, int runningTransactions) {
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, inlineSequencer, journal, journalSettings, ha);
+                maxLagBytes, readerGraceMillis, inlineSequencer, journal, journalSettings, ha);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, inlineSequencer, journal, journalSettings, ha);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, inlineSequencer, journal, journalSettings, ha);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushMillis, lagBytes, inlineSequencer, journal, journalSettings, ha);
+                pushMillis, lagBytes, readerGraceMillis, inlineSequencer, journal, journalSettings, ha);
+    }
+
+    /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
+    public OracleConfig withReaderGrace(long millis) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, millis, inlineSequencer, journal, journalSettings, ha);
     }
 
     /** Copy with the given threading: I/O threads, and whether a single I/O thread runs the sequencer itself. */
     public OracleConfig withThreads(int threads, boolean inline) {
         return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, inline, journal, journalSettings, ha);
+                maxLagBytes, readerGraceMillis, inline, journal, journalSettings, ha);
     }
 
     /** Copy with the given high-availability settings. */
     public OracleConfig withHa(HaSettings settings) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, inlineSequencer, journal, journalSettings, settings);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, inlineSequencer, journal, journalSettings, settings);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
     public OracleConfig withJournal(JournalKind kind, JournalSettings settings) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, inlineSequencer, kind, settings, ha);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, inlineSequencer, kind, settings, ha);
     }
 
     /**
@@ -162,6 +171,7 @@ public record OracleConfig(
                 intOf(p, "max.block.records", d.maxBlockRecords),
                 longOf(p, "push.interval.ms", d.pushIntervalMillis),
                 longOf(p, "max.lag.bytes", d.maxLagBytes),
+                longOf(p, "reader.grace.ms", d.readerGraceMillis),
                 boolOf(p, "sequencer.inline", d.inlineSequencer),
                 journalKey == null ? d.journal : JournalKind.parse(journalKey),
                 journalSettings,
@@ -215,6 +225,9 @@ public record OracleConfig(
         m.put("max.block.records", maxBlockRecords + "  # requests decided per block before it is sealed and its replies released");
         m.put("push.interval.ms", pushIntervalMillis + "  # a silent connection gets commit metadata pushed after this");
         m.put("max.lag.bytes", maxLagBytes + "  # unsent commit metadata after which a connection is closed");
+        m.put("reader.grace.ms", readerGraceMillis + "  # garbage collection spares the snapshots of a lost"
+                + " connection's transactions (and, after a recovery, of every earlier one) this long; clients read"
+                + " on a lost connection for half of it");
         m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");
         m.put("journal", journal.key() + "  # memory (decisions lost on exit) or bookkeeper (journal.* settings,"
                 + " recovery at startup)");

@@ -38,6 +38,7 @@ public final class OracleState {
     private final RecentCommits commits;
     private final RunningTransactions running;
     private final AbortedTransactions aborted = new AbortedTransactions();
+    private final WatermarkHolds holds;
     private final DecisionBlockWriter block = new DecisionBlockWriter();
     private final long reservationBlock;
     private final RunningTransactions.TimestampSink recordAbort = this::recordAbort;
@@ -104,6 +105,11 @@ public final class OracleState {
         conflicts = new ConflictTable(config.conflictTableRows());
         commits = new RecentCommits(config.recentCommitsCapacity());
         running = new RunningTransactions(config.maxRunningTransactions());
+        holds = new WatermarkHolds(config.readerGraceMillis());
+        if (lastTimestamp > 0) {
+            // Clients of the oracles before this one may still be reading snapshots that no oracle counts any more.
+            holds.hold(0, System.nanoTime());
+        }
         reservationBlock = config.timestampReservationBlock();
         clock = lastTimestamp;
         reservedUpTo = lastTimestamp;
@@ -275,9 +281,15 @@ public final class OracleState {
         return aborted.cleanedUp(startTs, clock);
     }
 
-    /** Every transaction of a client that went away is aborted. */
+    /**
+     * Every transaction of a client that went away is aborted. Its client may not know yet and go on reading, so
+     * the oldest of them holds the low watermark down for {@code reader.grace.ms}.
+     */
     public void disconnect(int owner) {
-        running.finishAllOf(owner, recordAbort);
+        long oldest = running.finishAllOf(owner, recordAbort);
+        if (oldest != Long.MAX_VALUE) {
+            holds.hold(oldest, System.nanoTime());
+        }
     }
 
     /** Status of the transaction that started at {@code ts}, as a {@code Wire.STATUS_*} code. */
@@ -353,10 +365,12 @@ public final class OracleState {
     /**
      * Oldest start timestamp any running transaction reads from (transactions T_max aborted count until they finish),
      * or the next timestamp when none runs: every running or future transaction starts at or above it, so it never
-     * falls. A version shadowed by one committed below it can be dropped (docs/gc.md).
+     * falls. A version shadowed by one committed below it can be dropped (docs/gc.md). For {@code reader.grace.ms}
+     * after a connection is lost, its transactions still count; after a recovery, nothing can be dropped for as
+     * long, since the readers of the oracles before are unknown ({@link WatermarkHolds}).
      */
     public long lowWatermark() {
-        return running.oldest(clock + 1);
+        return Math.min(running.oldest(clock + 1), holds.floor(System.nanoTime(), Long.MAX_VALUE));
     }
 
     /** Last timestamp handed out. */

@@ -164,19 +164,25 @@ public final class RunningTransactions {
         }
     }
 
-    /** Finishes every transaction of {@code owner}; those still allowed to commit are reported to {@code aborted}. */
-    public void finishAllOf(int owner, TimestampSink aborted) {
+    /**
+     * Finishes every transaction of {@code owner}; those still allowed to commit are reported to {@code aborted}.
+     * Returns the oldest start timestamp finished, or {@link Long#MAX_VALUE} if the owner had none.
+     */
+    public long finishAllOf(int owner, TimestampSink aborted) {
+        long oldest = Long.MAX_VALUE;
         for (long index = head; index < tail; index++) {
             int i = (int) (index & mask);
             if (owners[i] == owner && states[i] != DONE) {
                 if (states[i] == RUNNING) {
                     aborted.accept(startTs[i]);
                 }
+                oldest = Math.min(oldest, startTs[i]);
                 states[i] = DONE;
                 live--;
             }
         }
         compactHead();
+        return oldest;
     }
 
     /** Start timestamp of the oldest running transaction, or {@code ifEmpty}. */

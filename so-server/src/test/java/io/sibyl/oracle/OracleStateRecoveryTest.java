@@ -178,4 +178,23 @@ class OracleStateRecoveryTest {
         assertThrows(IllegalArgumentException.class, () -> new OracleState(c, 100, 1000, NONE, NONE, NONE,
                 List.of()), "T_max above the last timestamp");
     }
+
+    @Test
+    void aRecoveredOracleLetsNothingBeCollectedForTheGracePeriod() throws InterruptedException {
+        long recovered = System.nanoTime();
+        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 64)
+                .withReaderGrace(300), 1000, 100, NONE, NONE, NONE, List.of());
+        assertEquals(0, s.lowWatermark(), "readers of the crashed oracle are unknown: they may read anything");
+        long deadline = recovered + 10_000_000_000L;
+        while (s.lowWatermark() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(s.clock() + 1, s.lowWatermark(), "after the grace period only this oracle's readers count");
+        assertTrue(System.nanoTime() - recovered >= 300_000_000L, "held for the whole grace period");
+    }
+
+    @Test
+    void aFreshOracleHoldsNothing() {
+        assertEquals(1, new OracleState(OracleConfig.defaults()).lowWatermark());
+    }
 }

@@ -263,8 +263,25 @@ class OracleStateTest {
         assertEquals(Wire.STATUS_ABORTED, s.status(b));
         assertEquals(Wire.STATUS_RUNNING, s.status(c));
         assertEquals(OracleState.ALREADY_ABORTED, commit(s, a, 1));
-        assertEquals(c, s.lowWatermark(), "the dead client no longer pins the low watermark");
+        assertEquals(a, s.lowWatermark(), "its client may still be reading: held for reader.grace.ms");
         assertTrue(commit(s, c, 1) > 0);
+    }
+
+    @Test
+    void aLostClientsReadersHoldTheLowWatermarkForTheGracePeriodOnly() throws InterruptedException {
+        OracleState s = new OracleState(ROOMY.withReaderGrace(300));
+        long a = s.begin(1);
+        long c = s.begin(2);
+        s.begin(1);
+        long lost = System.nanoTime();
+        s.disconnect(1);
+        assertEquals(a, s.lowWatermark(), "the lost client may go on reading its snapshot for a while");
+        long deadline = lost + 10_000_000_000L;
+        while (s.lowWatermark() != c && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(c, s.lowWatermark(), "after the grace period only running transactions count");
+        assertTrue(System.nanoTime() - lost >= 300_000_000L, "held for the whole grace period");
     }
 
     @Test

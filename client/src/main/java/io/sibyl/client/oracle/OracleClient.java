@@ -66,6 +66,10 @@ public final class OracleClient implements AutoCloseable {
     private volatile String closedReason;
     private volatile long deltaBytes;
     private volatile long startReplies;
+    /** When the last frame arrived: the oracle sends one at least every second while the connection lives. */
+    private volatile long lastHeardNanos = System.nanoTime();
+    /** Half the oracle's reader grace period (from HELLO): how long snapshots stay readable after the last frame. */
+    private volatile long readWindowNanos = Long.MAX_VALUE;
 
     private OracleClient(String host, int port, EventLoopGroup sharedGroup, long connectTimeoutMillis)
             throws InterruptedException {
@@ -225,6 +229,27 @@ public final class OracleClient implements AutoCloseable {
 
     public boolean isOpen() {
         return closedReason == null && channel.isActive();
+    }
+
+    /**
+     * True while a snapshot begun on this connection may still be read from HBase. The oracle counts the running
+     * transactions of a connection in its low watermark, and goes on counting them for its reader grace period after
+     * it loses the connection (after a failover, the new oracle holds the watermark for as long); a reader stops half
+     * that period after it last heard from the oracle, so garbage collection has not removed any version it reads
+     * (docs/gc.md).
+     */
+    public boolean snapshotsProtected() {
+        return System.nanoTime() - lastHeardNanos < readWindowNanos;
+    }
+
+    /** Milliseconds since the last frame from the oracle arrived. */
+    public long millisSinceHeard() {
+        return (System.nanoTime() - lastHeardNanos) / 1_000_000L;
+    }
+
+    /** How long after the last frame from the oracle snapshots begun on this connection stay readable. */
+    public long readWindowMillis() {
+        return readWindowNanos == Long.MAX_VALUE ? Long.MAX_VALUE : readWindowNanos / 1_000_000L;
     }
 
     public String address() {
@@ -440,6 +465,7 @@ public final class OracleClient implements AutoCloseable {
             long tMax = Varints.readUnsigned(in);
             Varints.readUnsigned(in); // max write set rows: enforced by the oracle
             maxOutboundFrame = (int) Math.min(Varints.readUnsigned(in), 1 << 20);
+            readWindowNanos = Math.min(Varints.readUnsigned(in), 3_600_000L) / 2 * 1_000_000L; // at most 1 h
             int n = Varints.readBoundedInt(in, in.readableBytes(), "aborted set size");
             long[] aborted = new long[n];
             long previous = 0;
@@ -512,6 +538,7 @@ public final class OracleClient implements AutoCloseable {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             ByteBuf frame = (ByteBuf) msg;
+            lastHeardNanos = System.nanoTime();
             try {
                 decoder.decode(frame);
             } catch (ProtocolException | IndexOutOfBoundsException e) {

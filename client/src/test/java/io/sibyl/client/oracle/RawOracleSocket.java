@@ -147,6 +147,7 @@ final class RawOracleSocket implements AutoCloseable {
                     long tMax = Varints.readUnsigned(b);
                     long maxRows = Varints.readUnsigned(b);
                     long maxFrame = Varints.readUnsigned(b);
+                    Varints.readUnsigned(b); // reader grace
                     int n = (int) Varints.readUnsigned(b);
                     long[] hello = new long[5 + n];
                     hello[0] = tInit;

@@ -32,22 +32,26 @@ class WatermarkQueryTest {
     }
 
     @Test
-    void watermarkPassesTheReaderOfAClientThatDisconnected() throws Exception {
+    void watermarkPassesTheReaderOfAClientThatDisconnectedOnceTheGracePeriodEnds() throws Exception {
+        long graceMs = 500;
         try (OracleServer server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 12, 1 << 10, 1 << 8));
+                .withCapacities(1 << 12, 1 << 10, 1 << 8).withReaderGrace(graceMs));
              RawOracleClient collector = RawOracleClient.connect("127.0.0.1", server.port(), 5000)) {
             long held;
             try (RawOracleClient reader = RawOracleClient.connect("127.0.0.1", server.port(), 5000)) {
                 held = reader.begin();
                 assertEquals(held, collector.lowWatermark());
             }
-            long deadline = System.nanoTime() + 5_000_000_000L;
+            long closed = System.nanoTime();
+            long deadline = closed + 5_000_000_000L;
             long now = collector.lowWatermark();
             while (now <= held && System.nanoTime() < deadline) {
                 Thread.sleep(20);
                 now = collector.lowWatermark();
             }
             assertTrue(now > held, "a dead client's reader no longer pins the watermark: " + now);
+            assertTrue(System.nanoTime() - closed >= graceMs * 1_000_000L,
+                    "but it did for reader.grace.ms, since its client may have gone on reading");
         }
     }
 }
