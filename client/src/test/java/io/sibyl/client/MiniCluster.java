@@ -1,9 +1,9 @@
 package io.sibyl.client;
 
+import io.sibyl.embedded.EmbeddedHBase;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.HBaseTestingUtility;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
@@ -19,37 +19,32 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One HBase minicluster (no HDFS: local file system, ../shared/stack-notes.md) and one in-process oracle for the
- * whole test JVM, started by the first test class that uses this extension and stopped when JUnit finishes.
- * Test classes get it with {@link #get()} and isolate themselves with their own tables.
+ * One HBase minicluster ({@link EmbeddedHBase}: no HDFS) and one in-process oracle for the whole test JVM, started by
+ * the first test class that uses this extension and stopped when JUnit finishes. Test classes get it with
+ * {@link #get()} and isolate themselves with their own tables.
  */
 public final class MiniCluster implements BeforeAllCallback, ExtensionContext.Store.CloseableResource {
     private static volatile MiniCluster instance;
     private static final AtomicInteger TABLES = new AtomicInteger();
 
-    private final HBaseTestingUtility util;
+    private final EmbeddedHBase hbase;
     private final OracleServer oracle;
     private final Connection connection;
 
     /** For JUnit's {@code @ExtendWith}: the real instance is created in {@link #beforeAll}. */
     public MiniCluster() {
-        util = null;
+        hbase = null;
         oracle = null;
         connection = null;
     }
 
     private MiniCluster(boolean start) throws Exception {
         long t0 = System.nanoTime();
-        util = new HBaseTestingUtility();
-        Configuration c = util.getConfiguration();
-        c.setBoolean("hbase.unsafe.stream.capability.enforce", false);
-        c.setInt("hbase.master.info.port", -1);
-        c.setInt("hbase.regionserver.info.port", -1);
-        c.setInt("hbase.regionserver.handler.count", 16);
-        c.setInt("hbase.master.handler.count", 8);
-        c.setInt("hbase.client.retries.number", 10);
-        util.startMiniZKCluster();
-        util.startMiniHBaseCluster();
+        hbase = EmbeddedHBase.start(c -> {
+            c.setInt("hbase.regionserver.handler.count", 16);
+            c.setInt("hbase.master.handler.count", 8);
+            c.setInt("hbase.client.retries.number", 10);
+        });
         oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
                 .withCapacities(1 << 18, 1 << 18, 1 << 14));
         connection = ConnectionFactory.createConnection(configuration());
@@ -81,7 +76,7 @@ public final class MiniCluster implements BeforeAllCallback, ExtensionContext.St
 
     /** A fresh copy of the client configuration, with {@value TransactionManager#ORACLE_ADDRESS} set. */
     public Configuration configuration() {
-        Configuration c = HBaseConfiguration.create(util.getConfiguration());
+        Configuration c = hbase.configuration();
         c.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port());
         return c;
     }
@@ -131,7 +126,7 @@ public final class MiniCluster implements BeforeAllCallback, ExtensionContext.St
 
     /** The HBase testing utility, for tests that start, move or kill servers (put everything back afterwards). */
     public HBaseTestingUtility util() {
-        return util;
+        return hbase.util();
     }
 
     /** Plain HBase access to a table (to look at raw versions). */
@@ -145,7 +140,7 @@ public final class MiniCluster implements BeforeAllCallback, ExtensionContext.St
             connection.close();
         } finally {
             oracle.close();
-            util.shutdownMiniCluster();
+            hbase.close();
         }
     }
 }
