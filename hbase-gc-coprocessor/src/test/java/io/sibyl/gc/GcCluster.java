@@ -2,10 +2,10 @@ package io.sibyl.gc;
 
 import io.sibyl.client.TTable;
 import io.sibyl.client.TransactionManager;
+import io.sibyl.embedded.EmbeddedHBase;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.HBaseTestingUtility;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
@@ -29,7 +29,7 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The test JVM's one HBase minicluster (no HDFS, ../shared/stack-notes.md) and one in-process oracle whose region
+ * The test JVM's one HBase minicluster ({@link EmbeddedHBase}: no HDFS) and one in-process oracle whose region
  * server configuration names that oracle, so the collector finds it as it would in production. The oracle's commit
  * window is tiny, so T_max moves after a few dozen commits and commit timestamps get forgotten as in a busy system.
  */
@@ -41,13 +41,13 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
     private static volatile GcCluster instance;
     private static final AtomicInteger TABLES = new AtomicInteger();
 
-    private final HBaseTestingUtility util;
+    private final EmbeddedHBase hbase;
     private final OracleServer oracle;
     private final Connection connection;
 
     /** For JUnit's {@code @ExtendWith}; the cluster itself starts in {@link #beforeAll}. */
     public GcCluster() {
-        util = null;
+        hbase = null;
         oracle = null;
         connection = null;
     }
@@ -56,15 +56,10 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
         long t0 = System.nanoTime();
         oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
                 .withCapacities(1 << 12, COMMIT_WINDOW, 1 << 10).withReaderGrace(READER_GRACE_MS));
-        util = new HBaseTestingUtility();
-        Configuration c = util.getConfiguration();
-        c.setBoolean("hbase.unsafe.stream.capability.enforce", false);
-        c.setInt("hbase.master.info.port", -1);
-        c.setInt("hbase.regionserver.info.port", -1);
-        c.setInt("hbase.client.retries.number", 10);
-        c.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port()); // what hbase-site.xml would say
-        util.startMiniZKCluster();
-        util.startMiniHBaseCluster();
+        hbase = EmbeddedHBase.start(c -> {
+            c.setInt("hbase.client.retries.number", 10);
+            c.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port()); // what hbase-site.xml would say
+        });
         connection = ConnectionFactory.createConnection(configuration());
         System.out.printf("minicluster and oracle up in %.1f s (oracle port %d)%n", (System.nanoTime() - t0) / 1e9,
                 oracle.port());
@@ -88,7 +83,7 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
     }
 
     Configuration configuration() {
-        return HBaseConfiguration.create(util.getConfiguration());
+        return hbase.configuration();
     }
 
     int oraclePort() {
@@ -152,7 +147,7 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
 
     private Set<String> storeFiles(TableName table) {
         Set<String> files = new TreeSet<>();
-        for (HRegion r : util.getMiniHBaseCluster().getRegions(table)) {
+        for (HRegion r : hbase.util().getMiniHBaseCluster().getRegions(table)) {
             for (HStore s : r.getStores()) {
                 for (HStoreFile f : s.getStorefiles()) {
                     files.add(f.getPath().getName());
@@ -175,7 +170,7 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
     }
 
     HBaseTestingUtility util() {
-        return util;
+        return hbase.util();
     }
 
     @Override
@@ -184,7 +179,7 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
             connection.close();
         } finally {
             try {
-                util.shutdownMiniCluster();
+                hbase.close();
             } finally {
                 oracle.close();
             }
