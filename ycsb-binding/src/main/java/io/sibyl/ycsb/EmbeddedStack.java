@@ -1,10 +1,9 @@
 package io.sibyl.ycsb;
 
 import io.sibyl.client.TTable;
+import io.sibyl.embedded.EmbeddedHBase;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hbase.HBaseTestingUtility;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Connection;
@@ -16,40 +15,32 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Everything a YCSB run needs, in one JVM: the no-HDFS HBase minicluster (master, region server, ZooKeeper) and an
- * in-process status oracle (in-memory journal), with the YCSB tables created. {@code bin/sibyl-ycsb} runs its
- * {@link #main} and YCSB's Client in another process; the tests start one per test JVM.
+ * Everything a YCSB run needs, in one JVM: the no-HDFS HBase minicluster ({@link EmbeddedHBase}) and an in-process
+ * status oracle (in-memory journal), with the YCSB tables created. {@code bin/sibyl-ycsb} runs its {@link #main} and
+ * YCSB's Client in another process; the tests start one per test JVM.
  */
 public final class EmbeddedStack implements AutoCloseable {
-    private final HBaseTestingUtility util;
+    private final EmbeddedHBase hbase;
     private final OracleServer oracle;
     private final Connection connection;
 
-    private EmbeddedStack(HBaseTestingUtility util, OracleServer oracle, Connection connection) {
-        this.util = util;
+    private EmbeddedStack(EmbeddedHBase hbase, OracleServer oracle, Connection connection) {
+        this.hbase = hbase;
         this.oracle = oracle;
         this.connection = connection;
     }
 
     /** Starts HBase and the oracle; returns once both serve. */
     public static EmbeddedStack start() throws Exception {
-        HBaseTestingUtility util = new HBaseTestingUtility();
-        Configuration c = util.getConfiguration();
-        c.setBoolean("hbase.unsafe.stream.capability.enforce", false);
-        // No web UIs: on JDK 17 they need --add-opens, without which the master hangs (shared/stack-notes.md).
-        c.setInt("hbase.master.info.port", -1);
-        c.setInt("hbase.regionserver.info.port", -1);
-        c.setInt("hbase.regionserver.handler.count", 16);
-        util.startMiniZKCluster();
-        util.startMiniHBaseCluster();
+        EmbeddedHBase hbase = EmbeddedHBase.start(c -> c.setInt("hbase.regionserver.handler.count", 16));
         OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
                 .withCapacities(1 << 20, 1 << 18, 1 << 16));
-        return new EmbeddedStack(util, oracle, ConnectionFactory.createConnection(c));
+        return new EmbeddedStack(hbase, oracle, ConnectionFactory.createConnection(hbase.configuration()));
     }
 
     /** The ZooKeeper client port of HBase (YCSB: {@code -p hbase.zookeeper.property.clientPort=...}). */
     public int zkPort() {
-        return util.getZkCluster().getClientPort();
+        return hbase.zkPort();
     }
 
     /** {@code host:port} of the oracle (YCSB: {@code -p sibyl.oracle.address=...}). */
@@ -82,7 +73,7 @@ public final class EmbeddedStack implements AutoCloseable {
             connection.close();
         } finally {
             oracle.close();
-            util.shutdownMiniCluster();
+            hbase.close();
         }
     }
 
