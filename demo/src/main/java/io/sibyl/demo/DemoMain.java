@@ -2,11 +2,10 @@ package io.sibyl.demo;
 
 import io.sibyl.client.TTable;
 import io.sibyl.client.TransactionManager;
+import io.sibyl.embedded.EmbeddedHBase;
 import io.sibyl.protocol.LeaderRecord;
 import org.HdrHistogram.Histogram;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hbase.HBaseConfiguration;
-import org.apache.hadoop.hbase.HBaseTestingUtility;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Connection;
@@ -26,6 +25,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -51,7 +51,8 @@ public final class DemoMain {
      * failed with an error, and (with a failover) transfers committed again after the kill.
      */
     public static void main(String[] args) {
-        quietLogging();
+        // The minicluster's INFO chatter would drown the report (unless set on the command line).
+        EmbeddedHBase.quietLogging(Map.of("io.sibyl", "warn"));
         int code;
         try {
             DemoFlags flags = DemoFlags.parse(args);
@@ -76,39 +77,20 @@ public final class DemoMain {
         System.exit(code); // the minicluster's threads are not daemons
     }
 
-    /** slf4j-simple: the minicluster's INFO chatter would drown the report (unless set on the command line). */
-    private static void quietLogging() {
-        String[][] levels = {{"org.apache.hadoop", "error"}, {"SecurityLogger", "error"},
-                {"org.apache.zookeeper", "error"}, {"org.apache.hbase", "error"}, {"org.eclipse.jetty", "error"},
-                {"io.sibyl", "warn"},
-                // At System.exit, HBase's ZooKeeper watcher logs its stopped executor's rejection as an error.
-                {"org.apache.zookeeper.ClientCnxn", "off"}};
-        for (String[] l : levels) {
-            String key = "org.slf4j.simpleLogger.log." + l[0];
-            if (System.getProperty(key) == null) {
-                System.setProperty(key, l[1]);
-            }
-        }
-    }
-
     private int run() throws Exception {
         OUT.println("sibyl-demo: " + f.describe());
         OUT.println("machine: " + Runtime.getRuntime().availableProcessors() + " cores, load average "
                 + loadAverage() + " at start");
         long t0 = System.nanoTime();
-        HBaseTestingUtility util = new HBaseTestingUtility();
-        Configuration c = util.getConfiguration();
-        c.setBoolean("hbase.unsafe.stream.capability.enforce", false);
-        c.setInt("hbase.master.info.port", -1); // no web UI: with it JDK 17 needs --add-opens or the master hangs
-        c.setInt("hbase.regionserver.info.port", -1);
-        c.setInt("hbase.regionserver.handler.count", 16);
-        c.setInt("hbase.master.handler.count", 8);
-        c.setInt("hbase.client.retries.number", 10);
-        util.startMiniZKCluster();
-        util.startMiniHBaseCluster();
+        // Not closed: it goes with the JVM at System.exit.
+        EmbeddedHBase hbase = EmbeddedHBase.start(c -> {
+            c.setInt("hbase.regionserver.handler.count", 16);
+            c.setInt("hbase.master.handler.count", 8);
+            c.setInt("hbase.client.retries.number", 10);
+        });
         OUT.printf(Locale.ROOT, "HBase minicluster (no HDFS) up in %.1f s%n", (System.nanoTime() - t0) / 1e9);
 
-        Configuration cc = HBaseConfiguration.create(c);
+        Configuration cc = hbase.configuration();
         cc.set(TransactionManager.ORACLE_ZK_CONNECT, f.zkConnect);
         cc.set(TransactionManager.ORACLE_LEADER_ZNODE, f.leaderZnode);
         // A failover aborts the transactions in flight; run() must outlast it rather than give up.

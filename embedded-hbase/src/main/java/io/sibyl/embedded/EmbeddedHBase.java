@@ -5,6 +5,8 @@ import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.HBaseTestingUtility;
 
 import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -55,6 +57,30 @@ public final class EmbeddedHBase implements AutoCloseable {
     /** HBase's testing utility, for tests that start, move or kill servers or look into regions. */
     public HBaseTestingUtility util() {
         return util;
+    }
+
+    /**
+     * For programs that print a report on slf4j-simple: sets the level of the minicluster's loggers and of
+     * {@code more} (logger name to level) where the command line set none. Call it before anything creates a logger.
+     */
+    public static void quietLogging(Map<String, String> more) {
+        Map<String, String> levels = new LinkedHashMap<>();
+        // At INFO and WARN the minicluster talks about itself while it starts and stops (no servers yet, interrupted
+        // cleaners...), which would drown the report.
+        levels.put("org.apache.hadoop", "error");
+        levels.put("SecurityLogger", "error");
+        levels.put("org.apache.zookeeper", "error");
+        levels.put("org.apache.hbase", "error");
+        levels.put("org.eclipse.jetty", "error");
+        // At System.exit, HBase's ZooKeeper watcher logs its stopped executor's rejection as an error.
+        levels.put("org.apache.zookeeper.ClientCnxn", "off");
+        levels.putAll(more);
+        levels.forEach((logger, level) -> {
+            String key = "org.slf4j.simpleLogger.log." + logger;
+            if (System.getProperty(key) == null) {
+                System.setProperty(key, level);
+            }
+        });
     }
 
     /** Stops HBase and ZooKeeper. */

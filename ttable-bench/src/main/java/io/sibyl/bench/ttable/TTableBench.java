@@ -4,12 +4,11 @@ import io.sibyl.client.TTable;
 import io.sibyl.client.Transaction;
 import io.sibyl.client.TransactionManager;
 import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.embedded.EmbeddedHBase;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import org.HdrHistogram.Histogram;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hbase.HBaseConfiguration;
-import org.apache.hadoop.hbase.HBaseTestingUtility;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.ClusterConnection;
@@ -39,7 +38,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * ttable-bench: {@link TTable} against a plain HBase {@code Table} in the same run, on the no-HDFS HBase minicluster
- * with an in-process status oracle (../shared/stack-notes.md; the same set-up as the client tests' MiniCluster).
+ * ({@link EmbeddedHBase}) with an in-process status oracle (the same set-up as the client tests' MiniCluster).
  *
  * <p>Operations, each a raw variant and transactional variants, measured in interleaved rounds (raw, tx, raw, tx,
  * ...; the order is reversed every other round, so drift in the machine's load hits both sides alike):
@@ -81,7 +80,8 @@ public final class TTableBench {
     }
 
     public static void main(String[] args) {
-        quietLogging();
+        // Keeps the minicluster's INFO chatter out of the report (unless set on the command line).
+        EmbeddedHBase.quietLogging(Map.of("io.sibyl", "warn"));
         BenchFlags flags;
         try {
             flags = BenchFlags.parse(args);
@@ -108,22 +108,6 @@ public final class TTableBench {
         System.exit(code); // the minicluster's and the oracle's threads die with the JVM
     }
 
-    /** slf4j-simple: keep the minicluster's INFO chatter out of the report (unless set on the command line). */
-    private static void quietLogging() {
-        // The minicluster warns about itself while it starts and stops (no servers yet, interrupted cleaners...).
-        String[][] levels = {{"org.apache.hadoop", "error"}, {"SecurityLogger", "error"},
-                {"org.apache.zookeeper", "error"}, {"org.apache.hbase", "error"}, {"org.eclipse.jetty", "error"},
-                {"io.sibyl", "warn"},
-                // At System.exit, HBase's ZooKeeper watcher logs its stopped executor's rejection as an error.
-                {"org.apache.zookeeper.ClientCnxn", "off"}};
-        for (String[] l : levels) {
-            String key = "org.slf4j.simpleLogger.log." + l[0];
-            if (System.getProperty(key) == null) {
-                System.setProperty(key, l[1]);
-            }
-        }
-    }
-
     private int run() throws Exception {
         out.println("ttable-bench: " + f.describe());
         out.printf(Locale.ROOT, "machine: %d cores, load average %s at start; %s, heap %d MB%n",
@@ -133,19 +117,15 @@ public final class TTableBench {
         out.flush();
 
         long t0 = System.nanoTime();
-        HBaseTestingUtility util = new HBaseTestingUtility();
-        Configuration c = util.getConfiguration();
-        c.setBoolean("hbase.unsafe.stream.capability.enforce", false);
-        c.setInt("hbase.master.info.port", -1);
-        c.setInt("hbase.regionserver.info.port", -1);
-        c.setInt("hbase.regionserver.handler.count", 16);
-        c.setInt("hbase.master.handler.count", 8);
-        c.setInt("hbase.client.retries.number", 10);
-        util.startMiniZKCluster();
-        util.startMiniHBaseCluster();
+        // Not closed: the minicluster goes with the JVM at System.exit.
+        EmbeddedHBase hbase = EmbeddedHBase.start(c -> {
+            c.setInt("hbase.regionserver.handler.count", 16);
+            c.setInt("hbase.master.handler.count", 8);
+            c.setInt("hbase.client.retries.number", 10);
+        });
         OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
                 .withCapacities(1 << 20, 1 << 20, 1 << 14));
-        Configuration cc = HBaseConfiguration.create(c);
+        Configuration cc = hbase.configuration();
         cc.setInt(TransactionManager.READ_VERSIONS, f.versions);
         cc.setBoolean(MetricsConnection.CLIENT_SIDE_METRICS_ENABLED_KEY, true); // RPCs per operation, per method
         Connection connection = ConnectionFactory.createConnection(cc);
