@@ -106,8 +106,8 @@ final class TransactionalScanner implements ResultScanner {
             raw = openRaw(more, Math.max(1, limit - rowsReturned));
             r = raw.next();
         }
+        tx.checkSnapshotReadable(); // also for the end of the scan: a row the collector removed ends it early
         if (r != null) {
-            tx.checkSnapshotReadable();
             rawRows++;
             lastRawRow = r.getRow();
         }

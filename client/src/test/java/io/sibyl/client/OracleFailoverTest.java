@@ -252,7 +252,7 @@ class OracleFailoverTest {
         MiniCluster c = MiniCluster.get();
         String root = "/sibyl/test/failover-grace";
         int port = freePort();
-        long graceMs = 4000;
+        long graceMs = 8000; // a read window of 4 s: room for a slow machine between the kill and the first read
         List<String> flags = new ArrayList<>(oracleFlags(root, port, false));
         flags.add("--reader.grace.ms=" + graceMs);
         flags.add("--journal.zk.session.timeout.ms=30000"); // outlives the freeze below
