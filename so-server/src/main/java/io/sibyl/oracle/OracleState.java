@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * The status oracle's decisions (paper Algorithms 3 and 4 plus the aborted / uncommitted lists): timestamps,
@@ -39,6 +40,7 @@ public final class OracleState {
     private final RunningTransactions running;
     private final AbortedTransactions aborted = new AbortedTransactions();
     private final WatermarkHolds holds;
+    private final LongSupplier nanoClock;
     private final DecisionBlockWriter block = new DecisionBlockWriter();
     private final long reservationBlock;
     private final RunningTransactions.TimestampSink recordAbort = this::recordAbort;
@@ -72,7 +74,12 @@ public final class OracleState {
 
     /** A fresh oracle with an empty history. */
     public OracleState(OracleConfig config) {
-        this(config, 0, 0, NONE, NONE, NONE, List.of());
+        this(config, System::nanoTime);
+    }
+
+    /** A fresh oracle that times {@code reader.grace.ms} on {@code nanoClock} (models drive time themselves). */
+    public OracleState(OracleConfig config, LongSupplier nanoClock) {
+        this(config, 0, 0, NONE, NONE, NONE, List.of(), nanoClock);
     }
 
     /**
@@ -94,6 +101,13 @@ public final class OracleState {
      */
     public OracleState(OracleConfig config, long lastTimestamp, long recoveredTmax, long[] commitStarts,
                        long[] commitTimestamps, long[] abortedTs, List<AbortedRange> earlierRanges) {
+        this(config, lastTimestamp, recoveredTmax, commitStarts, commitTimestamps, abortedTs, earlierRanges,
+                System::nanoTime);
+    }
+
+    private OracleState(OracleConfig config, long lastTimestamp, long recoveredTmax, long[] commitStarts,
+                        long[] commitTimestamps, long[] abortedTs, List<AbortedRange> earlierRanges,
+                        LongSupplier nanoClock) {
         if (commitStarts.length != commitTimestamps.length) {
             throw new IllegalArgumentException(commitStarts.length + " start timestamps for "
                     + commitTimestamps.length + " commit timestamps");
@@ -105,10 +119,11 @@ public final class OracleState {
         conflicts = new ConflictTable(config.conflictTableRows());
         commits = new RecentCommits(config.recentCommitsCapacity());
         running = new RunningTransactions(config.maxRunningTransactions());
+        this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
         if (lastTimestamp > 0) {
             // Clients of the oracles before this one may still be reading snapshots that no oracle counts any more.
-            holds.hold(0, System.nanoTime());
+            holds.hold(0, nanoClock.getAsLong());
         }
         reservationBlock = config.timestampReservationBlock();
         clock = lastTimestamp;
@@ -288,7 +303,7 @@ public final class OracleState {
     public void disconnect(int owner) {
         long oldest = running.finishAllOf(owner, recordAbort);
         if (oldest != Long.MAX_VALUE) {
-            holds.hold(oldest, System.nanoTime());
+            holds.hold(oldest, nanoClock.getAsLong());
         }
     }
 
@@ -370,7 +385,7 @@ public final class OracleState {
      * long, since the readers of the oracles before are unknown ({@link WatermarkHolds}).
      */
     public long lowWatermark() {
-        return Math.min(running.oldest(clock + 1), holds.floor(System.nanoTime(), Long.MAX_VALUE));
+        return Math.min(running.oldest(clock + 1), holds.floor(nanoClock.getAsLong(), Long.MAX_VALUE));
     }
 
     /** Last timestamp handed out. */
