@@ -14,10 +14,12 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A snapshot-isolation transaction, begun by {@link TransactionManager#begin()}. It reads the snapshot of its start
@@ -40,6 +42,12 @@ public final class Transaction {
     private volatile long commitTs;
     /** Why the transaction can no longer be used, when it was finished in an unusual way. */
     private volatile String finishedHow;
+    /** Its commit was sent and no oracle could tell the outcome: it may have committed. */
+    private volatile boolean inDoubt;
+    /** The first failure to send buffered writes to HBase: from then on the transaction can only roll back. */
+    private volatile Exception writeFailure;
+    /** Held by the one commit or rollback under way, so that a concurrent one (e.g. the manager's close) waits out. */
+    private final AtomicBoolean finishing = new AtomicBoolean();
     // Guarded by this:
     private final Map<TableName, TableWrites> writes = new LinkedHashMap<>();
     private final Set<Long> rowIds = new HashSet<>();
@@ -92,6 +100,17 @@ public final class Transaction {
 
     /** Throws a clear exception unless the transaction can still read and write. */
     void checkRunning() {
+        checkNotFinished();
+        Exception failed = writeFailure;
+        if (failed != null) {
+            throw new IllegalStateException("transaction " + startTs + " can only roll back: sending its writes to"
+                    + " HBase failed (" + failed + "), so some of them may be missing; roll it back (commit does so"
+                    + " too, and TransactionManager.run retries) and run it again", failed);
+        }
+    }
+
+    /** Throws a clear exception if the transaction is committed, rolled back or in doubt, or the manager closed. */
+    void checkNotFinished() {
         Status s = status;
         String how = finishedHow;
         if (s != Status.RUNNING || how != null) {
@@ -100,6 +119,32 @@ public final class Transaction {
                     + ": reads and writes need a running transaction; begin a new one");
         }
         manager.checkOpen();
+    }
+
+    /** The failure that made the transaction roll-back-only, or null. */
+    Exception writeFailure() {
+        return writeFailure;
+    }
+
+    boolean isInDoubt() {
+        return inDoubt;
+    }
+
+    /** Claims the right to commit or roll back; false if another commit or rollback holds it. */
+    boolean claimFinish() {
+        return finishing.compareAndSet(false, true);
+    }
+
+    /** True while a commit or rollback holds the claim (or after one finished the transaction). */
+    boolean isBeingFinished() {
+        return finishing.get();
+    }
+
+    /** Gives the claim back when the transaction is still running and usable after a failed attempt. */
+    void releaseFinishIfRunning() {
+        if (status == Status.RUNNING && !inDoubt) {
+            finishing.set(false);
+        }
     }
 
     /**
@@ -138,6 +183,9 @@ public final class Transaction {
             throw new InterruptedIOException("interrupted while asking the oracle about version " + writerTs);
         } catch (ExecutionException | OracleException e) {
             Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+            if (cause instanceof SnapshotExpiredException expired) {
+                throw expired;
+            }
             throw new IOException("cannot tell whether version " + writerTs + " is in the snapshot of transaction "
                     + startTs + ": " + cause.getMessage(), cause);
         } catch (TimeoutException e) {
@@ -167,7 +215,12 @@ public final class Transaction {
     private CompletableFuture<Boolean> askCurrentOracle(long writerTs) {
         return manager.connection().current().query(writerTs).thenApply(status -> switch (status.state()) {
             case COMMITTED -> status.commitTimestamp() < startTs;
-            case COMMITTED_LONG_AGO -> true;
+            // Committed at or below the current oracle's T_max, which kept rising after this connection was lost:
+            // the commit may have come before this snapshot or after it, and nothing left can tell.
+            case COMMITTED_LONG_AGO -> throw new CompletionException(new SnapshotExpiredException(this,
+                    "version " + writerTs + " committed, but the oracle no longer knows when, and this transaction's"
+                            + " oracle connection was lost before it could learn whether that was before its"
+                            + " snapshot"));
             default -> false;
         });
     }
@@ -197,12 +250,23 @@ public final class Transaction {
         }
     }
 
-    /** Sends every buffered write to HBase. */
+    /**
+     * Sends every buffered write to HBase. A failure makes the transaction roll-back-only: the buffer is gone and
+     * HBase may hold some of the batch, so neither reads of its own writes nor a commit could be right any more.
+     */
     synchronized void flush() throws IOException {
-        for (TableWrites w : writes.values()) {
-            w.flush(startTs);
+        try {
+            for (TableWrites w : writes.values()) {
+                w.flush(startTs);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (writeFailure == null) {
+                writeFailure = e;
+            }
+            throw e;
+        } finally {
+            bufferedBytes = 0;
         }
-        bufferedBytes = 0;
     }
 
     /** The buffered cells of one row of one table (a copy), or null. */
@@ -275,6 +339,7 @@ public final class Transaction {
 
     void markInDoubt() {
         finishedHow = "in doubt (its commit outcome is unknown)";
+        inDoubt = true;
     }
 
     static String describe(OracleException e) {

@@ -226,8 +226,24 @@ public final class TransactionManager implements AutoCloseable {
      */
     public void commit(Transaction tx) throws RollbackException {
         checkOwn(tx);
-        tx.checkRunning();
+        tx.checkNotFinished();
+        if (!tx.claimFinish()) {
+            throw new IllegalStateException("transaction " + tx.getStartTimestamp() + " is being committed or rolled"
+                    + " back by another thread");
+        }
+        try {
+            commitClaimed(tx);
+        } finally {
+            tx.releaseFinishIfRunning();
+        }
+    }
+
+    private void commitClaimed(Transaction tx) throws RollbackException {
         long startTs = tx.getStartTimestamp();
+        Exception failedWrite = tx.writeFailure();
+        if (failedWrite != null) {
+            throw rollBackAfterWriteFailure(tx, failedWrite);
+        }
         OracleClient client = tx.begunOn();
         if (tx.isReadOnly()) {
             client.finish(startTs);
@@ -241,13 +257,7 @@ public final class TransactionManager implements AutoCloseable {
         try {
             tx.flush();
         } catch (IOException | RuntimeException e) {
-            abortAtOracle(tx);
-            // HBase just failed to take the writes: deleting them would wait through its retries again.
-            finished(tx);
-            tx.markRolledBack(null);
-            cleanup.deleteLater(tx, true);
-            throw new RollbackException(tx, RollbackException.Reason.WRITE_FAILED,
-                    "sending its writes to HBase failed: " + e, e);
+            throw rollBackAfterWriteFailure(tx, e);
         }
         if (!client.isOpen()) { // lost while the writes were sent
             throw lostBeforeCommit(tx, client);
@@ -284,8 +294,24 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     /**
+     * Sending the writes to HBase failed (now, or in an earlier flush): the transaction is aborted at the oracle and
+     * its versions deleted in the background, since HBase just failed to take them and would make a deletion now
+     * wait through its retries again.
+     */
+    private RollbackException rollBackAfterWriteFailure(Transaction tx, Exception e) {
+        abortAtOracle(tx);
+        finished(tx);
+        tx.markRolledBack(null);
+        cleanup.deleteLater(tx, true);
+        return new RollbackException(tx, RollbackException.Reason.WRITE_FAILED,
+                "sending its writes to HBase failed: " + e, e);
+    }
+
+    /**
      * Rolls back: discards buffered writes, and if some writes already reached HBase, aborts at the oracle, deletes
-     * those versions and reports the clean-up. Rolling back a rolled-back transaction does nothing.
+     * those versions and reports the clean-up. Rolling back a rolled-back transaction does nothing. A transaction
+     * whose commit outcome is unknown ({@link CommitOutcomeUnknownException}) cannot be rolled back: it may have
+     * committed, so its writes stay.
      */
     public void rollback(Transaction tx) {
         checkOwn(tx);
@@ -295,6 +321,26 @@ public final class TransactionManager implements AutoCloseable {
         if (tx.getStatus() == Transaction.Status.COMMITTED) {
             throw new IllegalStateException("transaction " + tx.getStartTimestamp()
                     + " is already committed and cannot be rolled back");
+        }
+        if (tx.isInDoubt()) {
+            throw new IllegalStateException("transaction " + tx.getStartTimestamp() + " cannot be rolled back: its"
+                    + " commit outcome is unknown (it may have committed), so its writes are left in place; read the"
+                    + " data to find out");
+        }
+        if (!tx.claimFinish()) {
+            throw new IllegalStateException("transaction " + tx.getStartTimestamp() + " is being committed or rolled"
+                    + " back by another thread");
+        }
+        try {
+            rollbackClaimed(tx);
+        } finally {
+            tx.releaseFinishIfRunning();
+        }
+    }
+
+    private void rollbackClaimed(Transaction tx) {
+        if (tx.getStatus() != Transaction.Status.RUNNING) {
+            return; // finished by the commit that held the claim a moment ago
         }
         if (!tx.hasSentWrites()) {
             tx.begunOn().finish(tx.getStartTimestamp());
@@ -324,7 +370,7 @@ public final class TransactionManager implements AutoCloseable {
             try {
                 result = work.apply(tx);
             } catch (RuntimeException | Error e) {
-                if (tx.getStatus() == Transaction.Status.RUNNING) {
+                if (tx.getStatus() == Transaction.Status.RUNNING && !tx.isInDoubt()) {
                     try {
                         rollback(tx);
                     } catch (RuntimeException re) {
@@ -382,11 +428,18 @@ public final class TransactionManager implements AutoCloseable {
             return;
         }
         closed = true;
+        awaitCommitsUnderWay();
         for (Transaction tx : running.toArray(new Transaction[0])) {
             try {
-                if (tx.getStatus() == Transaction.Status.RUNNING) {
-                    rollback(tx);
-                    tx.markRolledBack("rolled back because its TransactionManager was closed");
+                // A transaction another thread is committing or rolling back finishes on that thread: rolling it
+                // back here could delete the versions of a commit the oracle has just decided.
+                if (tx.getStatus() == Transaction.Status.RUNNING && !tx.isInDoubt() && tx.claimFinish()) {
+                    try {
+                        rollbackClaimed(tx);
+                        tx.markRolledBack("rolled back because its TransactionManager was closed");
+                    } finally {
+                        tx.releaseFinishIfRunning();
+                    }
                 }
             } catch (RuntimeException e) {
                 LOG.warn("rolling back transaction {} at close failed: {}", tx.getStartTimestamp(), e.toString());
@@ -405,6 +458,26 @@ public final class TransactionManager implements AutoCloseable {
 
     public boolean isClosed() {
         return closed;
+    }
+
+    /**
+     * Lets commits that other threads have under way finish before the oracle connection closes, for at most
+     * {@code sibyl.client.oracle.timeout.ms} (a commit waits no longer for its reply): closing the connection under
+     * them would leave their outcome unknown.
+     */
+    private void awaitCommitsUnderWay() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.oracleTimeoutMillis());
+        for (Transaction tx : running.toArray(new Transaction[0])) {
+            while (tx.isBeingFinished() && tx.getStatus() == Transaction.Status.RUNNING && !tx.isInDoubt()
+                    && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
     }
 
     // ---- package-private ----------------------------------------------------------------------------------------
