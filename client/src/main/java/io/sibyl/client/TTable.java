@@ -7,6 +7,7 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.TableNotFoundException;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.Consistency;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
@@ -182,6 +183,9 @@ public class TTable implements Closeable {
             throw new IllegalArgumentException("a transactional Scan reads the transaction's snapshot: a time range"
                     + " or timestamp cannot be set");
         }
+        if (scan.getConsistency() == Consistency.TIMELINE) {
+            throw timelineRead("Scan");
+        }
         if (scan.getMaxVersions() > 1) {
             throw new IllegalArgumentException("a transaction sees one version per column: readVersions("
                     + scan.getMaxVersions() + ")/readAllVersions is not supported");
@@ -307,6 +311,9 @@ public class TTable implements Closeable {
             throw new IllegalArgumentException("a transactional Get reads the transaction's snapshot: a time range or"
                     + " timestamp cannot be set (row " + Bytes.toStringBinary(g.getRow()) + ")");
         }
+        if (g.getConsistency() == Consistency.TIMELINE) {
+            throw timelineRead("Get");
+        }
         if (g.getMaxVersions() > 1) {
             throw new IllegalArgumentException("a transaction sees one version per column: readVersions("
                     + g.getMaxVersions() + ")/readAllVersions is not supported");
@@ -314,6 +321,12 @@ public class TTable implements Closeable {
         for (byte[] f : g.getFamilyMap().keySet()) {
             checkFamily(f);
         }
+    }
+
+    private static IllegalArgumentException timelineRead(String what) {
+        return new IllegalArgumentException("a transactional " + what + " reads the primary region only:"
+                + " Consistency.TIMELINE may read a region replica that lags behind and misses versions the snapshot"
+                + " includes; leave the consistency at STRONG");
     }
 
     private void validate(Put p) throws IOException {

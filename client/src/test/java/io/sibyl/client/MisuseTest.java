@@ -6,6 +6,7 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.TableNotFoundException;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Consistency;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
@@ -154,6 +155,10 @@ class MisuseTest {
         assertFails(IllegalArgumentException.class, "one version",
                 () -> t.getScanner(tx, new Scan().readAllVersions()));
         assertFails(IllegalArgumentException.class, "raw", () -> t.getScanner(tx, new Scan().setRaw(true)));
+        assertFails(IllegalArgumentException.class, "primary region",
+                () -> t.get(tx, new Get(b("r")).setConsistency(Consistency.TIMELINE)));
+        assertFails(IllegalArgumentException.class, "primary region",
+                () -> t.getScanner(tx, new Scan().setConsistency(Consistency.TIMELINE)));
         assertFails(IllegalArgumentException.class, "no columns", () -> t.put(tx, new Put(b("r"))));
         assertFails(IllegalArgumentException.class, "reserved delete marker",
                 () -> t.put(tx, new Put(b("r")).addColumn(CF, V, Tombstones.VALUE.clone())));
