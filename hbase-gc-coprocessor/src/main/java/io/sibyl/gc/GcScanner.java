@@ -6,6 +6,7 @@ import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.KeyValue;
 import org.apache.hadoop.hbase.regionserver.InternalScanner;
 import org.apache.hadoop.hbase.regionserver.ScannerContext;
+import org.apache.hadoop.hbase.regionserver.Shipper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,7 +19,7 @@ import java.util.List;
  * little state per column decides every version: once a version that every current and future snapshot reads (or
  * reads something newer than) has passed, everything older in that column goes.
  */
-final class GcScanner implements InternalScanner {
+final class GcScanner implements InternalScanner, Shipper {
     private static final Logger LOG = LoggerFactory.getLogger(GcScanner.class);
 
     private final InternalScanner delegate;
@@ -126,6 +127,18 @@ final class GcScanner implements InternalScanner {
     private static KeyValue keyOf(Cell cell) {
         return new KeyValue(CellUtil.cloneRow(cell), CellUtil.cloneFamily(cell), CellUtil.cloneQualifier(cell),
                 cell.getTimestamp(), KeyValue.Type.Put);
+    }
+
+    /**
+     * A compaction calls this after writing each batch, so that the store file scanners let go of the cached blocks
+     * the batch's cells point into; without it they would hold every block until the compaction ends. Nothing here
+     * keeps a cell across batches (only copies of keys), so releasing them is safe.
+     */
+    @Override
+    public void shipped() throws IOException {
+        if (delegate instanceof Shipper shipper) {
+            shipper.shipped();
+        }
     }
 
     @Override
