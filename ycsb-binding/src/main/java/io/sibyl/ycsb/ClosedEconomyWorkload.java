@@ -221,6 +221,8 @@ public class ClosedEconomyWorkload extends Workload {
             if (n <= REPORTED_VIOLATIONS) {
                 System.err.println("closedeconomy: VIOLATION: an audit saw " + r.describe(accounts));
             }
+            // Recorded at once, not only in cleanup(): a client thread that dies later makes YCSB exit without it.
+            FailingExit.fail("closedeconomy: an audit saw a total other than the opening one (VIOLATION above)");
             record("AUDIT", t0, new Status("VIOLATION", r.describe(accounts)));
         } else {
             if (!r.status().isOk()) {

@@ -114,6 +114,17 @@ public final class TransactionScope implements AutoCloseable {
             return Outcomes.of(e);
         } catch (CommitOutcomeUnknownException e) {
             return Outcomes.COMMIT_OUTCOME_UNKNOWN;
+        } catch (RuntimeException e) {
+            // Anything else must not escape into YCSB's client thread, which would exit 0 without its summary.
+            if (tx.getStatus() == Transaction.Status.RUNNING) {
+                try {
+                    manager.rollback(tx);
+                } catch (RuntimeException re) {
+                    e.addSuppressed(re);
+                }
+            }
+            System.err.println("sibyl: commit of transaction " + tx.getStartTimestamp() + " failed: " + e);
+            return Status.ERROR;
         }
     }
 
