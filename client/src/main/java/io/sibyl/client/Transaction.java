@@ -68,7 +68,8 @@ public final class Transaction {
 
     /**
      * The commit timestamp T_c once {@link Status#COMMITTED}, else 0. A read-only transaction commits at its start
-     * timestamp (it serializes at its snapshot).
+     * timestamp (it serializes at its snapshot). Also 0 for a commit that was in flight across a lost oracle
+     * connection and that the oracle then reported committed without a timestamp (it had passed T_max).
      */
     public long getCommitTimestamp() {
         return commitTs;
