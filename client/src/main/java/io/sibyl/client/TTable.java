@@ -162,6 +162,7 @@ public class TTable implements Closeable {
                 out[i] = cells == null ? Result.create(Collections.emptyList()) : Result.create(cells);
             }
         }
+        tx.checkNotFinished(); // rolled back by a closing manager meanwhile: the snapshot may have shifted
         return out;
     }
 

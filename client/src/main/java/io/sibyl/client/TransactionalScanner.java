@@ -175,6 +175,9 @@ final class TransactionalScanner implements ResultScanner {
             }
             emit(cells);
         }
+        // Rolled back (the manager closed) while this row was resolved: the replica may have let go of commits the
+        // snapshot needs, so nothing resolved since may be returned.
+        tx.checkNotFinished();
         return ready.poll();
     }
 
