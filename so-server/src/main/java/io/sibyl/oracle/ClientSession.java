@@ -28,6 +28,14 @@ final class ClientSession {
     private final long pushIntervalNanos;
     private final long heartbeatNanos;
     final AtomicInteger queuedFrames = new AtomicInteger();
+    /**
+     * Reply frames the sequencer has sealed for this connection that {@link #deliver} has not sent yet. Counted before
+     * the block is handed to the journal (so before it is published), uncounted by {@code deliver} on the event loop.
+     * While it is above zero no push leaves: a push would carry blocks published with or after those replies (for
+     * instance STARTED(T_s)'s block, then a later commit and a higher T_max) ahead of the replies themselves, and the
+     * client would trim a commit above T_s before it registers T_s as a reader. The pending delivery carries the delta.
+     */
+    private final AtomicInteger pendingDeliveries = new AtomicInteger();
 
     // Owned by the sequencer thread.
     ByteBuf pendingReplies;
@@ -52,12 +60,21 @@ final class ClientSession {
         this.heartbeatNanos = Math.min(1000, config.readerGraceMillis() / 10) * 1_000_000L;
     }
 
-    /** Sends replies released by the journal, preceded by every durable decision the client has not seen. */
+    /** Called by the sequencer for each reply buffer it seals, before the block goes to the journal. */
+    void deliveryScheduled() {
+        pendingDeliveries.incrementAndGet();
+    }
+
+    /**
+     * Sends replies released by the journal, preceded by every durable decision the client has not seen. Each call
+     * must follow one {@link #deliveryScheduled}.
+     */
     void deliver(ByteBuf replies, ReplicationLog.Node handshakeCursor) {
         if (!channel.eventLoop().inEventLoop()) {
             channel.eventLoop().execute(() -> deliver(replies, handshakeCursor));
             return;
         }
+        pendingDeliveries.decrementAndGet();
         if (handshakeCursor != null) {
             cursor = handshakeCursor;
         }
@@ -83,8 +100,8 @@ final class ClientSession {
      * heartbeat) when there is none and it has been silent for the heartbeat interval; closes laggards.
      */
     void pushIfSilent() {
-        if (cursor == null || !channel.isActive()) {
-            return;
+        if (cursor == null || !channel.isActive() || pendingDeliveries.get() > 0) {
+            return; // a delivery is on its way and brings the metadata after its replies (see pendingDeliveries)
         }
         ReplicationLog.Node published = log.tail();
         if (published == cursor) {

@@ -293,6 +293,7 @@ final class Sequencer implements Runnable {
             ClientSession s = sessions[i];
             replies[i] = s.pendingReplies;
             s.pendingReplies = null;
+            s.deliveryScheduled(); // before the block is published: no push may overtake these replies
             if (cursors != null) {
                 cursors[i] = s.startCursor;
                 s.startCursor = null;
