@@ -3,12 +3,14 @@ package io.sibyl.oracle;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -28,6 +30,8 @@ final class ClientSession {
     private final long pushIntervalNanos;
     private final long heartbeatNanos;
     final AtomicInteger queuedFrames = new AtomicInteger();
+    /** Set while the sequencer has too much of this connection's input queued; input is not read meanwhile. */
+    final AtomicBoolean sequencerBacklogged = new AtomicBoolean();
     /**
      * Reply frames the sequencer has sealed for this connection that {@link #deliver} has not sent yet. Counted before
      * the block is handed to the journal (so before it is published), uncounted by {@code deliver} on the event loop.
@@ -45,6 +49,7 @@ final class ClientSession {
     // Owned by the channel's event loop.
     private ReplicationLog.Node cursor;
     private boolean closing;
+    private boolean inputRefused;
     private long lastSendNanos = System.nanoTime();
     private long replyFrames;
     private long deltaBytes;
@@ -83,7 +88,7 @@ final class ClientSession {
             return;
         }
         ReplicationLog.Node published = log.tail();
-        if (lagging(published)) {
+        if (notReadingReplies() || lagging(published)) {
             replies.release();
             return;
         }
@@ -103,6 +108,9 @@ final class ClientSession {
         if (cursor == null || !channel.isActive() || pendingDeliveries.get() > 0) {
             return; // a delivery is on its way and brings the metadata after its replies (see pendingDeliveries)
         }
+        if (notReadingReplies()) {
+            return;
+        }
         ReplicationLog.Node published = log.tail();
         if (published == cursor) {
             if (System.nanoTime() - lastSendNanos >= heartbeatNanos && !closing) {
@@ -119,6 +127,44 @@ final class ClientSession {
             writeDelta(frame, published, deltaSize);
             send(frame);
         }
+    }
+
+    /**
+     * Reads the connection's input only while its client reads the replies (the channel is writable: below the
+     * max.lag.bytes high-water mark) and the sequencer keeps up with it: a client that sends without reading can then
+     * make the oracle hold no more than the replies to what it sent before it stopped being read. Event loop only.
+     */
+    void updateReading() {
+        channel.config().setAutoRead(!closing && !inputRefused && channel.isWritable() && !sequencerBacklogged.get());
+    }
+
+    /** The connection is being failed: read nothing more from it, whatever happens to its writability. */
+    void refuseInput() {
+        inputRefused = true;
+        updateReading();
+    }
+
+    /**
+     * Closes a connection whose replies, not yet taken by its client, exceed max.lag.bytes in the oracle's outbound
+     * buffer: requests that publish nothing (QUERY, WATERMARK_QUERY, refused BEGINs) leave lag at zero, so
+     * {@link #lagging} alone would let such replies pile up without bound. Closed at once: an ERROR frame would queue
+     * behind the replies the client does not read.
+     */
+    private boolean notReadingReplies() {
+        if (closing) {
+            return true;
+        }
+        ChannelOutboundBuffer outbound = channel.unsafe().outboundBuffer();
+        long pending = outbound == null ? 0 : outbound.totalPendingWriteBytes();
+        if (pending <= maxLagBytes) {
+            return false;
+        }
+        closing = true;
+        cursor = log.tail();
+        LOG.warn("closing {}: client is not reading its replies ({} bytes of replies pending, max.lag.bytes={})",
+                channel.remoteAddress(), pending, maxLagBytes);
+        channel.close();
+        return true;
     }
 
     private boolean lagging(ReplicationLog.Node published) {

@@ -38,6 +38,12 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        session.updateReading(); // a client that does not read its replies is not read either
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         server.sequencer().inputDrained();
         ctx.fireChannelReadComplete();
@@ -82,7 +88,8 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (session.queuedFrames.incrementAndGet() >= ClientSession.MAX_QUEUED_FRAMES) {
-            ctx.channel().config().setAutoRead(false);
+            session.sequencerBacklogged.set(true);
+            session.updateReading();
         }
         server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.FRAME, session, frame));
     }
@@ -133,7 +140,11 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         }
         failed = true;
         LOG.warn("closing connection from {}: {}", ctx.channel().remoteAddress(), reason);
-        ctx.channel().config().setAutoRead(false);
+        if (session != null) {
+            session.refuseInput();
+        } else {
+            ctx.channel().config().setAutoRead(false);
+        }
         ctx.writeAndFlush(Frames.errorFrame(ctx.alloc(), code, reason)).addListener(ChannelFutureListener.CLOSE);
     }
 }

@@ -149,7 +149,10 @@ final class Sequencer implements Runnable {
                     frame.release();
                     int left = session.queuedFrames.decrementAndGet();
                     if (left == ClientSession.RESUME_QUEUED_FRAMES) {
-                        session.channel.eventLoop().execute(() -> session.channel.config().setAutoRead(true));
+                        session.channel.eventLoop().execute(() -> {
+                            session.sequencerBacklogged.set(false);
+                            session.updateReading(); // still off while the client does not read its replies
+                        });
                     }
                 }
             }
