@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One client connection as the oracle sees it: the replies the sequencer is collecting for it in the current block,
@@ -22,6 +23,11 @@ final class ClientSession {
     /** Frames queued to the sequencer above which the connection stops reading (back-pressure). */
     static final int MAX_QUEUED_FRAMES = 64;
     static final int RESUME_QUEUED_FRAMES = 16;
+    /**
+     * Least number of bytes queued to the sequencer above which the connection stops reading: frames may be up to
+     * max.frame.bytes each, so counting frames alone would let one client queue 64 of them (a gigabyte by default).
+     */
+    static final long MIN_MAX_QUEUED_BYTES = 4L << 20;
 
     final int id;
     final Channel channel;
@@ -29,9 +35,12 @@ final class ClientSession {
     private final long maxLagBytes;
     private final long pushIntervalNanos;
     private final long heartbeatNanos;
-    final AtomicInteger queuedFrames = new AtomicInteger();
+    private final AtomicInteger queuedFrames = new AtomicInteger();
+    private final AtomicLong queuedBytes = new AtomicLong();
+    /** Bytes queued to the sequencer at which reading stops: max.frame.bytes, at least MIN_MAX_QUEUED_BYTES. */
+    private final long maxQueuedBytes;
     /** Set while the sequencer has too much of this connection's input queued; input is not read meanwhile. */
-    final AtomicBoolean sequencerBacklogged = new AtomicBoolean();
+    private final AtomicBoolean sequencerBacklogged = new AtomicBoolean();
     /**
      * Reply frames the sequencer has sealed for this connection that {@link #deliver} has not sent yet. Counted before
      * the block is handed to the journal (so before it is published), uncounted by {@code deliver} on the event loop.
@@ -59,6 +68,7 @@ final class ClientSession {
         this.channel = channel;
         this.log = log;
         this.maxLagBytes = config.maxLagBytes();
+        this.maxQueuedBytes = Math.max(MIN_MAX_QUEUED_BYTES, config.maxFrameBytes());
         this.pushIntervalNanos = config.pushIntervalMillis() * 1_000_000L;
         // Clients stop reading half a grace period after they last heard from the oracle: send often enough that a
         // live connection never gets near that.
@@ -136,6 +146,45 @@ final class ClientSession {
      */
     void updateReading() {
         channel.config().setAutoRead(!closing && !inputRefused && channel.isWritable() && !sequencerBacklogged.get());
+    }
+
+    /**
+     * Event loop: a frame of {@code bytes} goes to the sequencer. Stops reading when this connection has
+     * MAX_QUEUED_FRAMES frames or maxQueuedBytes bytes waiting for the sequencer.
+     */
+    void frameQueued(int bytes) {
+        int frames = queuedFrames.incrementAndGet();
+        long queued = queuedBytes.addAndGet(bytes);
+        if (frames < MAX_QUEUED_FRAMES && queued < maxQueuedBytes) {
+            return;
+        }
+        sequencerBacklogged.set(true);
+        updateReading();
+        // The sequencer may have drained the queue before the flag was set, and then saw no reason to resume us.
+        if (sequencerCaughtUp() && sequencerBacklogged.compareAndSet(true, false)) {
+            updateReading();
+        }
+    }
+
+    /**
+     * Sequencer thread: a frame of {@code bytes} was handled. Resumes reading once the queue is down to a quarter of
+     * the frames and half of the bytes (whoever clears the flag resumes: this thread or {@link #frameQueued}).
+     */
+    void frameHandled(int bytes) {
+        queuedFrames.decrementAndGet();
+        queuedBytes.addAndGet(-bytes);
+        if (sequencerCaughtUp() && sequencerBacklogged.compareAndSet(true, false)) {
+            channel.eventLoop().execute(this::updateReading); // still off while the client does not read replies
+        }
+    }
+
+    private boolean sequencerCaughtUp() {
+        return queuedFrames.get() <= RESUME_QUEUED_FRAMES && queuedBytes.get() <= maxQueuedBytes / 2;
+    }
+
+    /** Bytes of this connection's frames waiting for the sequencer. */
+    long queuedBytes() {
+        return queuedBytes.get();
     }
 
     /** The connection is being failed: read nothing more from it, whatever happens to its writability. */

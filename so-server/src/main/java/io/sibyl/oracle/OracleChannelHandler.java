@@ -87,10 +87,7 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
             fail(ctx, Wire.ERR_MALFORMED, e.getMessage());
             return;
         }
-        if (session.queuedFrames.incrementAndGet() >= ClientSession.MAX_QUEUED_FRAMES) {
-            session.sequencerBacklogged.set(true);
-            session.updateReading();
-        }
+        session.frameQueued(frame.readableBytes()); // back-pressure: may stop reading
         server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.FRAME, session, frame));
     }
 

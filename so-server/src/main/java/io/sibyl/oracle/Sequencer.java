@@ -141,19 +141,14 @@ final class Sequencer implements Runnable {
             }
             case Inbound.FRAME -> {
                 ByteBuf frame = item.frame();
+                int frameBytes = frame.readableBytes();
                 try {
                     if (!session.disconnected) {
                         handleFrame(session, frame);
                     }
                 } finally {
                     frame.release();
-                    int left = session.queuedFrames.decrementAndGet();
-                    if (left == ClientSession.RESUME_QUEUED_FRAMES) {
-                        session.channel.eventLoop().execute(() -> {
-                            session.sequencerBacklogged.set(false);
-                            session.updateReading(); // still off while the client does not read its replies
-                        });
-                    }
+                    session.frameHandled(frameBytes);
                 }
             }
             default -> throw new IllegalStateException("unknown inbound kind " + item.kind());
