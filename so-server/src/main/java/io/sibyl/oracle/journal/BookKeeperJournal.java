@@ -77,6 +77,9 @@ public final class BookKeeperJournal implements Journal {
     /** Attempts to delete a dropped ledger (pauses 0.5, 1, 2, 4 ... s between them, about 4 min in all). */
     static final int DELETE_ATTEMPTS = 10;
     static final long DELETE_FIRST_PAUSE_MS = 500;
+    /** Pause before the rollover after the second write failure in a row; doubles with each, up to the max. */
+    static final long ROLLOVER_FIRST_PAUSE_MS = 50;
+    static final long ROLLOVER_MAX_PAUSE_MS = 1000;
 
     /** One ledger entry: the concatenation of sealed blocks, with the callbacks that wait for it. */
     private static final class Entry {
@@ -158,7 +161,15 @@ public final class BookKeeperJournal implements Journal {
     private ScheduledFuture<?> batchTimer;
     private int inFlight;
     private long pendingBytes;
+    /**
+     * When writes started failing with no progress since: set by the first failed add or rollover, reset only when
+     * the oldest undelivered entry is acknowledged (an entry that no ledger accepts must not be excused by the entries
+     * behind it). Past journal.write.retry.ms the error is fatal, checked on every failure and by the watchdog (an add
+     * to a ledger with faulty bookies can take BookKeeper's add timeout to fail, or never complete).
+     */
     private long failingSinceNanos = -1;
+    /** Ledgers broken by a write failure since the oldest undelivered entry last progressed: paces the rollovers. */
+    private int writeFailuresInARow;
     private boolean spaceWaiters;
     private long entriesSinceCheckpoint; // sealed since the last checkpoint (or the start): the next ledger's size
     private long bytesSinceCheckpoint;
@@ -536,7 +547,10 @@ public final class BookKeeperJournal implements Journal {
                 e.acked = true;
                 ackedEntries++;
                 ackedBytes += e.data.length;
-                failingSinceNanos = -1;
+                if (everyEarlierEntryAcked(e)) {
+                    failingSinceNanos = -1; // progress where it matters: the next delivery can happen
+                    writeFailuresInARow = 0;
+                }
                 maybeCloseRetired(l);
             } else if (rc == BKException.Code.LedgerFencedException
                     || rc == BKException.Code.UnauthorizedAccessException) {
@@ -544,6 +558,11 @@ public final class BookKeeperJournal implements Journal {
                         + "): a newer oracle took over";
             } else {
                 breakLedger(l, rc);
+                long failingFor = failingForMs();
+                if (failingFor >= settings.writeRetryMs()) {
+                    fatalWhy = "journal unwritable for " + failingFor + " ms: adds keep failing ("
+                            + BKException.getMessage(rc) + ")";
+                }
             }
             if (fatalWhy == null) {
                 pump();
@@ -603,8 +622,31 @@ public final class BookKeeperJournal implements Journal {
         nextEnsemble = Math.max(settings.writeQuorum(), Math.min(nextEnsemble, l.ensemble - 1));
         if (l == current) {
             current = null;
-            startRollover("write failure on ledger " + l.handle.getId() + ": " + BKException.getMessage(rc));
+            // The first failure (a lost bookie) rolls over at once; repeated ones are paced, so a journal whose adds
+            // fail on every ledger does not create and register hundreds of ledgers before its deadline.
+            writeFailuresInARow++;
+            long pauseMs = writeFailuresInARow < 2 ? 0
+                    : Math.min(ROLLOVER_MAX_PAUSE_MS, ROLLOVER_FIRST_PAUSE_MS << Math.min(10, writeFailuresInARow - 2));
+            startRollover("write failure on ledger " + l.handle.getId() + ": " + BKException.getMessage(rc), pauseMs);
         }
+    }
+
+    /** True when every undelivered entry before {@code e} is acknowledged (stops at the first that is not). */
+    private boolean everyEarlierEntryAcked(Entry e) {
+        for (Entry u : unacked) {
+            if (u == e) {
+                return true;
+            }
+            if (!u.acked) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** How long writes have failed without progress (guarded by 'this'), or -1 when they are not failing. */
+    private long failingForMs() {
+        return failingSinceNanos < 0 ? -1 : (System.nanoTime() - failingSinceNanos) / 1_000_000;
     }
 
     private void maybeCloseRetired(LedgerState l) {
@@ -633,6 +675,10 @@ public final class BookKeeperJournal implements Journal {
     // ----------------------------------------------------------------------------------------------- rollover
 
     private void startRollover(String reason) {
+        startRollover(reason, 0);
+    }
+
+    private void startRollover(String reason, long pauseMs) {
         if (rolling || fatal.get()) {
             return;
         }
@@ -644,8 +690,12 @@ public final class BookKeeperJournal implements Journal {
             retired.add(old);
             maybeCloseRetired(old);
         }
-        LOG.info("journal rolling over to a new ledger: {}", reason);
-        admin.execute(this::rollover);
+        LOG.info("journal rolling over to a new ledger{}: {}", pauseMs > 0 ? " in " + pauseMs + " ms" : "", reason);
+        try {
+            admin.schedule(this::rollover, pauseMs, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // journal closed
+        }
     }
 
     /** Runs on the journal thread: creates and registers a new ledger, retrying until it works or time is up. */
@@ -653,8 +703,14 @@ public final class BookKeeperJournal implements Journal {
         long backoffMs = 50;
         while (!fatal.get()) {
             LedgerRegistry.Snapshot expected;
+            long failingFor;
             synchronized (this) {
                 expected = registered;
+                failingFor = failingForMs();
+            }
+            if (failingFor >= settings.writeRetryMs()) {
+                fatal("journal unwritable for " + failingFor + " ms: no new ledger accepted the pending entries", null);
+                return;
             }
             try {
                 LedgerState next = createLedger(expected);
@@ -669,6 +725,10 @@ public final class BookKeeperJournal implements Journal {
                     registered = now;
                     current = next;
                     rolling = false;
+                    if (unacked.isEmpty()) {
+                        failingSinceNanos = -1; // nothing waits to be written: the new ledger is all we needed
+                        writeFailuresInARow = 0;
+                    }
                     pump();
                 }
                 issueAdds();
@@ -683,12 +743,11 @@ public final class BookKeeperJournal implements Journal {
                 Thread.currentThread().interrupt();
                 return;
             } catch (IOException | BKException | RuntimeException e) {
-                long failingFor;
                 synchronized (this) {
                     if (failingSinceNanos < 0) {
                         failingSinceNanos = System.nanoTime();
                     }
-                    failingFor = (System.nanoTime() - failingSinceNanos) / 1_000_000;
+                    failingFor = failingForMs();
                 }
                 if (failingFor >= settings.writeRetryMs()) {
                     fatal("journal unwritable for " + failingFor + " ms: " + e.getMessage(), e);
@@ -1019,6 +1078,15 @@ public final class BookKeeperJournal implements Journal {
         if (since >= 0 && (System.nanoTime() - since) / 1_000_000 >= settings.zkSessionTimeoutMs()) {
             fatal("disconnected from ZooKeeper for longer than the session timeout ("
                     + settings.zkSessionTimeoutMs() + " ms)", null);
+            return;
+        }
+        long failingFor;
+        synchronized (this) {
+            failingFor = unacked.isEmpty() && !rolling ? -1 : failingForMs();
+        }
+        if (failingFor >= settings.writeRetryMs()) {
+            // The retried add may hang on a ledger whose bookies are faulty; the deadline holds regardless.
+            fatal("journal unwritable for " + failingFor + " ms: writes failed and none has succeeded since", null);
         }
     }
 
