@@ -86,7 +86,7 @@ public final class BookKeeperJournal implements Journal {
         final byte[] data;
         final int blocks;
         final ArrayList<Runnable> callbacks;
-        Checkpoint checkpoint; // non-null for a checkpoint entry
+        Checkpoint checkpoint; // non-null for a checkpoint entry (the first, for a checkpoint in several parts)
         LedgerState ledger; // where the current attempt was sent; null while waiting to be (re)sent
         int attempt;
         boolean acked;
@@ -350,13 +350,15 @@ public final class BookKeeperJournal implements Journal {
     }
 
     /**
-     * Queues {@code checkpoint} as an entry of its own after every block appended so far; it becomes the first entry
-     * of the next ledger. Its callback (run in delivery order, when it and everything before it are durable) records
-     * it for {@link #dropOldLedgers()}.
+     * Queues {@code checkpoint} as an entry of its own (or, above {@link Checkpoint#PART_BYTES}, consecutive part
+     * entries) after every block appended so far; it (its first part) becomes the first entry of the next ledger. Its
+     * callback (run in delivery order, when its last part and everything before it are durable) records it, in the
+     * ledger of its first part, for {@link #dropOldLedgers()}.
      */
     @Override
     public void appendCheckpoint(Checkpoint checkpoint) {
-        byte[] data = checkpoint.encode();
+        // Several entries when the checkpoint is above Checkpoint.PART_BYTES: bookies refuse entries above 5 MB.
+        List<byte[]> parts = checkpoint.entries();
         synchronized (this) {
             checkpointWanted = false;
             if (fatal.get() || closing) {
@@ -365,12 +367,21 @@ public final class BookKeeperJournal implements Journal {
             if (!batchBlocks.isEmpty()) {
                 seal();
             }
-            Entry e = new Entry(data, 0, new ArrayList<>());
-            e.checkpoint = checkpoint;
-            e.callbacks.add(() -> checkpointDurable(e));
-            unacked.addLast(e);
-            waiting.addLast(e);
-            pendingBytes += data.length;
+            Entry first = null;
+            Entry e = null;
+            for (byte[] data : parts) {
+                e = new Entry(data, 0, new ArrayList<>());
+                if (first == null) {
+                    first = e;
+                    e.checkpoint = checkpoint; // the first part opens the next ledger (see send)
+                }
+                unacked.addLast(e);
+                waiting.addLast(e);
+                pendingBytes += data.length;
+            }
+            Entry opening = first;
+            // Durable once its last part is (and so every part before it); recovery starts at the first part's ledger.
+            e.callbacks.add(() -> checkpointDurable(opening));
             checkpointsAppended++;
             entriesSinceCheckpoint = 0;
             bytesSinceCheckpoint = 0;

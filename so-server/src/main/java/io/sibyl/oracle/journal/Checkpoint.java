@@ -23,6 +23,15 @@ import java.util.List;
  * {@code varint n, n x varint delta} (the aborted set, ascending, each minus the previous, the first minus 0) and the
  * aborted ranges with their commits in {@link AbortedRange#writeAll}'s format.
  *
+ * <p>Bookies refuse frames above 5 MB (their nettyMaxFrameSizeBytes), and a checkpoint with many aborted ranges (each
+ * with up to recent.commits.capacity commits) or a big aborted set can exceed it: such an entry can never be written,
+ * and the leader (and each successor) would stop at its next rollover. So a checkpoint whose entry is above
+ * {@link #PART_BYTES} is journaled as consecutive <em>part</em> entries ({@link #entries()}): a zero byte, the part
+ * format version ({@link #PARTS_VERSION}, 2), {@code varint index}, {@code varint count}, then the index-th slice of
+ * the single-entry encoding. Their concatenation, in index order, is the version-1 entry. Smaller checkpoints stay
+ * single version-1 entries, so journals written before parts existed read as before. {@link CheckpointParts}
+ * reassembles them in replay.
+ *
  * @param tMax          the T_max journaled so far
  * @param clock         highest timestamp handed out: every commit journaled before the checkpoint is at or below it
  *                      (what decides when the ledgers before it may be deleted)
@@ -34,6 +43,10 @@ public record Checkpoint(long tMax, long clock, long lastTimestamp, long[] abort
                          List<AbortedRange> abortedRanges) {
     static final byte MARKER = 0;
     static final byte VERSION = 1;
+    /** Format version of a checkpoint part entry. */
+    static final byte PARTS_VERSION = 2;
+    /** Largest slice of a checkpoint per entry: well below the bookies' 5 MB frame limit. */
+    static final int PART_BYTES = 1 << 20;
 
     public Checkpoint {
         if (tMax < 0 || tMax > clock || clock > lastTimestamp || lastTimestamp >= DecisionBlockWriter.MAX_TIMESTAMP) {
@@ -53,7 +66,42 @@ public record Checkpoint(long tMax, long clock, long lastTimestamp, long[] abort
         return data.isReadable() && data.getByte(data.readerIndex()) == MARKER;
     }
 
-    /** The journal entry. */
+    /** True if the checkpoint entry {@code data} (at its reader index) is one part of a checkpoint in several. */
+    static boolean isPart(ByteBuf data) {
+        return data.readableBytes() >= 2 && data.getByte(data.readerIndex()) == MARKER
+                && data.getByte(data.readerIndex() + 1) == PARTS_VERSION;
+    }
+
+    /** The journal entries: the single-entry encoding, or its parts when it is above {@link #PART_BYTES}. */
+    public List<byte[]> entries() {
+        return entries(PART_BYTES);
+    }
+
+    /** As {@link #entries()}, in slices of {@code partBytes} (tests use small ones). */
+    List<byte[]> entries(int partBytes) {
+        byte[] whole = encode();
+        if (whole.length <= partBytes) {
+            return List.of(whole);
+        }
+        int count = (whole.length + partBytes - 1) / partBytes;
+        List<byte[]> parts = new java.util.ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            int from = i * partBytes;
+            int length = Math.min(partBytes, whole.length - from);
+            ByteBuf out = Unpooled.buffer(length + 12);
+            out.writeByte(MARKER);
+            out.writeByte(PARTS_VERSION);
+            Varints.writeUnsigned(out, i);
+            Varints.writeUnsigned(out, count);
+            out.writeBytes(whole, from, length);
+            byte[] part = new byte[out.readableBytes()];
+            out.readBytes(part);
+            parts.add(part);
+        }
+        return parts;
+    }
+
+    /** The single-entry (version 1) encoding. */
     public byte[] encode() {
         ByteBuf out = Unpooled.buffer(32 + aborted.length * 4 + abortedRanges.size() * 16);
         out.writeByte(MARKER);

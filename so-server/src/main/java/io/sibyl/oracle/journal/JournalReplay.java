@@ -33,7 +33,8 @@ import java.util.List;
  *       <em>replaces</em> the aborted set and the aborted ranges, and raises T_max and the high-water mark. So a replay
  *       may start at a checkpoint (the ledgers before it deleted), and replaying one after the records it sums up (a
  *       standby that read older ledgers, a checkpoint rewritten after a write failure) changes nothing. Commits before
- *       it are not in it: only ledgers whose commits are all at or below a later T_max are ever deleted.</li>
+ *       it are not in it: only ledgers whose commits are all at or below a later T_max are ever deleted. A checkpoint
+ *       in several part entries takes effect at its last part ({@link CheckpointParts}).</li>
  * </ul>
  * Memory stays bounded by the state being rebuilt: commits at or below T_max are trimmed as T_max rises.
  */
@@ -42,6 +43,8 @@ public final class JournalReplay implements DecisionVisitor {
     private static final int INITIAL_CAPACITY = 1 << 16;
 
     private final List<AbortedRange> ranges = new ArrayList<>();
+    /** A checkpoint too big for one entry, while its parts are read (see {@link Checkpoint}). */
+    private final CheckpointParts checkpointParts = new CheckpointParts();
     /*
      * The commits above T_max are (starts[i], commitTs[i]) for head <= i < size, ascending by commit timestamp.
      * Sorted parallel arrays rather than a map: the commits arrive in order, so keeping them is an append, raising
@@ -69,9 +72,15 @@ public final class JournalReplay implements DecisionVisitor {
     public void entry(ByteBuf data) {
         entries++;
         bytes += data.readableBytes();
-        if (Checkpoint.isCheckpoint(data)) {
+        if (Checkpoint.isPart(data)) {
+            Checkpoint whole = checkpointParts.add(data);
+            if (whole != null) {
+                checkpoint(whole);
+            }
+        } else if (Checkpoint.isCheckpoint(data)) {
             checkpoint(Checkpoint.decode(data));
         } else {
+            checkpointParts.blocksSeen();
             DecisionBlockReader.readAll(data, this);
         }
     }

@@ -69,4 +69,56 @@ class CheckpointTest {
         }
         assertEquals(1, bounded.checkpoints());
     }
+
+    @Test
+    void aCheckpointAbovePartBytesIsWrittenInPartsThatReplayAsTheWholeAndASmallOneStaysOneVersionOneEntry() {
+        Checkpoint c = sample();
+        assertEquals(1, c.entries().size());
+        assertArrayEquals(c.encode(), c.entries().get(0), "small checkpoints keep the single-entry format");
+
+        List<byte[]> parts = c.entries(8);
+        assertTrue(parts.size() > 2, "parts: " + parts.size());
+        for (byte[] part : parts) {
+            assertTrue(Checkpoint.isCheckpoint(Unpooled.wrappedBuffer(part)));
+            assertTrue(Checkpoint.isPart(Unpooled.wrappedBuffer(part)));
+        }
+        assertFalse(Checkpoint.isPart(Unpooled.wrappedBuffer(c.encode())));
+        JournalReplay replay = new JournalReplay();
+        for (int i = 0; i < parts.size() - 1; i++) {
+            replay.entry(parts.get(i));
+            assertEquals(0, replay.checkpoints(), "a checkpoint takes effect at its last part");
+        }
+        replay.entry(parts.get(parts.size() - 1));
+        assertEquals(1, replay.checkpoints());
+        assertSameState(c, replay);
+    }
+
+    @Test
+    void checkpointPartsRepeatedByARewrittenSuffixOrWithoutTheirStartReplayAsTheCompleteCheckpoint() {
+        Checkpoint c = sample();
+        List<byte[]> parts = c.entries(8);
+        int n = parts.size();
+        // The tail of an older checkpoint whose start was in a deleted ledger, then a copy of this one broken off at
+        // part 2 by a write failure, then the rewritten suffix from part 1 on.
+        JournalReplay replay = new JournalReplay();
+        replay.entry(parts.get(n - 2));
+        replay.entry(parts.get(n - 1));
+        assertEquals(0, replay.checkpoints(), "parts without their start are ignored");
+        replay.entry(parts.get(0));
+        replay.entry(parts.get(1));
+        replay.entry(parts.get(2));
+        for (int i = 1; i < n; i++) {
+            replay.entry(parts.get(i));
+        }
+        assertEquals(1, replay.checkpoints());
+        assertSameState(c, replay);
+    }
+
+    private static void assertSameState(Checkpoint c, JournalReplay replay) {
+        RecoveredState r = replay.result(REG, replay.stats(0, 0));
+        assertEquals(c.tMax(), r.tMax());
+        assertEquals(c.lastTimestamp(), r.lastTimestamp());
+        assertArrayEquals(c.aborted(), r.aborted());
+        assertTrue(Checkpoint.sameRanges(c.abortedRanges(), r.abortedRanges()));
+    }
 }
