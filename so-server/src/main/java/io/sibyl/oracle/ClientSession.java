@@ -182,11 +182,6 @@ final class ClientSession {
         return queuedFrames.get() <= RESUME_QUEUED_FRAMES && queuedBytes.get() <= maxQueuedBytes / 2;
     }
 
-    /** Bytes of this connection's frames waiting for the sequencer. */
-    long queuedBytes() {
-        return queuedBytes.get();
-    }
-
     /** The connection is being failed: read nothing more from it, whatever happens to its writability. */
     void refuseInput() {
         inputRefused = true;

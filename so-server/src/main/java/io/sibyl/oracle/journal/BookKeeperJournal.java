@@ -54,7 +54,8 @@ import java.util.function.LongFunction;
  * When the oracle supplies checkpoints ({@link #checkpointsFollow()}), the size limits count entries as they are
  * sealed: once the entries since the last checkpoint fill a ledger, the journal asks for a {@link Checkpoint}
  * ({@link #wantsCheckpoint()}), which the sequencer takes right after its next append, and rolls over when that
- * checkpoint is next to send, so it is the new ledger's first entry. Once a checkpoint is
+ * checkpoint is next to send, so it is the new ledger's first entry (a checkpoint above 1 MB is several consecutive
+ * part entries, see {@link Checkpoint}: bookies refuse entries above 5 MB). Once a checkpoint is
  * durable (delivered: it and everything before it acknowledged), the ledgers before the one holding checkpoint C are
  * dropped from the registry and then deleted when C's clock (an upper bound of every commit timestamp journaled
  * before C) is at or below the T_max of the newest durable checkpoint: every commit they hold is then
