@@ -227,14 +227,19 @@ public final class TransactionManager implements AutoCloseable {
     public void commit(Transaction tx) throws RollbackException {
         checkOwn(tx);
         tx.checkNotFinished();
-        if (!tx.claimFinish()) {
-            throw new IllegalStateException("transaction " + tx.getStartTimestamp() + " is being committed or rolled"
-                    + " back by another thread");
-        }
+        claimFinish(tx);
         try {
             commitClaimed(tx);
         } finally {
             tx.releaseFinishIfRunning();
+        }
+    }
+
+    /** Takes the transaction's commit-or-rollback claim, or says that another thread holds it. */
+    private static void claimFinish(Transaction tx) {
+        if (!tx.claimFinish()) {
+            throw new IllegalStateException("transaction " + tx.getStartTimestamp() + " is being committed or rolled"
+                    + " back by another thread");
         }
     }
 
@@ -327,10 +332,7 @@ public final class TransactionManager implements AutoCloseable {
                     + " commit outcome is unknown (it may have committed), so its writes are left in place; read the"
                     + " data to find out");
         }
-        if (!tx.claimFinish()) {
-            throw new IllegalStateException("transaction " + tx.getStartTimestamp() + " is being committed or rolled"
-                    + " back by another thread");
-        }
+        claimFinish(tx);
         try {
             rollbackClaimed(tx);
         } finally {

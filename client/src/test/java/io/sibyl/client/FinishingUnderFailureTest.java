@@ -49,6 +49,12 @@ class FinishingUnderFailureTest {
         }
     }
 
+    /** A manager that talks to the oracle through {@code proxy} and gives up on a silent oracle after a second. */
+    private static TransactionManager impatientManager(ReplyProxy proxy) throws Exception {
+        return MiniCluster.get().manager(Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + proxy.port(),
+                TransactionManager.ORACLE_TIMEOUT_MS, "1000", TransactionManager.FAILOVER_TIMEOUT_MS, "1000"));
+    }
+
     @Test
     void rollbackOfATransactionWhoseCommitOutcomeIsUnknownIsRefusedAndItsCommitSurvives() throws Exception {
         MiniCluster c = MiniCluster.get();
@@ -56,9 +62,7 @@ class FinishingUnderFailureTest {
         try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0));
              ReplyProxy proxy = new ReplyProxy(oracle.port());
              TTable t = new TTable(c.connection(), table)) {
-            try (TransactionManager tm = c.manager(Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:"
-                    + proxy.port(), TransactionManager.ORACLE_TIMEOUT_MS, "1000",
-                    TransactionManager.FAILOVER_TIMEOUT_MS, "1000"))) {
+            try (TransactionManager tm = impatientManager(proxy)) {
                 Transaction tx = tm.begin();
                 put(t, tx, "k", "v1");
                 proxy.dropReplies(); // the commit reaches the oracle; its answer never comes back
@@ -78,9 +82,7 @@ class FinishingUnderFailureTest {
         try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0));
              ReplyProxy proxy = new ReplyProxy(oracle.port());
              TTable t = new TTable(c.connection(), table)) {
-            try (TransactionManager tm = c.manager(Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:"
-                    + proxy.port(), TransactionManager.ORACLE_TIMEOUT_MS, "1000",
-                    TransactionManager.FAILOVER_TIMEOUT_MS, "1000"))) {
+            try (TransactionManager tm = impatientManager(proxy)) {
                 assertThrows(CommitOutcomeUnknownException.class, () -> tm.run(tx -> {
                     try {
                         put(t, tx, "k", "v1");
