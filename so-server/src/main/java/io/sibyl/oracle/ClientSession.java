@@ -81,12 +81,14 @@ final class ClientSession {
     }
 
     /**
-     * Sends replies released by the journal, preceded by every durable decision the client has not seen. Each call
-     * must follow one {@link #deliveryScheduled}.
+     * Sends replies released by the journal with every durable decision the client has not seen up to
+     * {@code upTo}, the block the replies were decided in (or the newest published before it): a later block may
+     * hold a commit after a start timestamp among these replies, which the client must learn first. Each call must
+     * follow one {@link #deliveryScheduled}.
      */
-    void deliver(ByteBuf replies, ReplicationLog.Node handshakeCursor) {
+    void deliver(ByteBuf replies, ReplicationLog.Node handshakeCursor, ReplicationLog.Node upTo) {
         if (!channel.eventLoop().inEventLoop()) {
-            channel.eventLoop().execute(() -> deliver(replies, handshakeCursor));
+            channel.eventLoop().execute(() -> deliver(replies, handshakeCursor, upTo));
             return;
         }
         pendingDeliveries.decrementAndGet();
@@ -97,7 +99,8 @@ final class ClientSession {
             replies.release();
             return;
         }
-        ReplicationLog.Node published = log.tail();
+        // A push may have sent past upTo already (only blocks whose replies were all delivered): nothing to add then.
+        ReplicationLog.Node published = upTo.endOffset() < cursor.endOffset() ? cursor : upTo;
         if (notReadingReplies() || lagging(published)) {
             replies.release();
             return;
@@ -115,14 +118,16 @@ final class ClientSession {
      * heartbeat) when there is none and it has been silent for the heartbeat interval; closes laggards.
      */
     void pushIfSilent() {
-        if (cursor == null || !channel.isActive() || pendingDeliveries.get() > 0) {
-            return; // a delivery is on its way and brings the metadata after its replies (see pendingDeliveries)
-        }
-        if (notReadingReplies()) {
+        if (cursor == null || !channel.isActive() || notReadingReplies()) {
             return;
         }
+        // The tail first, then the pending count: a block is counted for its connections before it is published, so
+        // a block in this tail whose replies have not left yet is seen as pending below (checked the other way
+        // round, it could be sealed and published between the two reads and pushed ahead of its replies).
         ReplicationLog.Node published = log.tail();
-        if (published == cursor) {
+        boolean deliveryPending = pendingDeliveries.get() > 0; // it brings the metadata after its replies
+        if (published == cursor || deliveryPending) {
+            // A heartbeat carries no metadata, so it may go out while a delivery is pending.
             if (System.nanoTime() - lastSendNanos >= heartbeatNanos && !closing) {
                 send(Frames.begin(channel.alloc(), 0));
             }

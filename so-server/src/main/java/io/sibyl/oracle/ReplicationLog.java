@@ -24,12 +24,13 @@ public final class ReplicationLog {
 
     private volatile Node tail = new Node(new byte[0], 0);
 
-    /** Appends a durable block. Called by one thread at a time, in journal order. */
-    public void publish(byte[] block) {
+    /** Appends a durable block and returns its node. Called by one thread at a time, in journal order. */
+    public Node publish(byte[] block) {
         Node t = tail;
         Node n = new Node(block, t.endOffset + block.length);
         t.next = n;
         tail = n;
+        return n;
     }
 
     /** The newest published block: a new connection's starting point, and the end of every copy. */

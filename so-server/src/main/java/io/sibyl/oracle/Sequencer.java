@@ -300,11 +300,11 @@ final class Sequencer implements Runnable {
         handshakeCursorUsers = 0;
         touched.clear();
         journal.append(block, () -> {
-            if (block != null) {
-                log.publish(block);
-            }
+            // The replies go out with the metadata up to their own block, never a later one: a later block can hold
+            // a commit after a start timestamp replied here, and a replica must learn T_s before such a commit.
+            ReplicationLog.Node upTo = block != null ? log.publish(block) : log.tail();
             for (int i = 0; i < n; i++) {
-                sessions[i].deliver(replies[i], cursors == null ? null : cursors[i]);
+                sessions[i].deliver(replies[i], cursors == null ? null : cursors[i], upTo);
             }
         });
         if (journal.wantsCheckpoint()) {

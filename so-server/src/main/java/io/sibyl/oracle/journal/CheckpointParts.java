@@ -70,6 +70,11 @@ final class CheckpointParts {
         return Checkpoint.decode(whole);
     }
 
+    /** True while the parts of a checkpoint are being collected (its first part was read, its last not yet). */
+    boolean inProgress() {
+        return count != 0;
+    }
+
     /** An entry of decision blocks: an unfinished checkpoint cannot be completed by any later part in order. */
     void blocksSeen() {
         if (count != 0) {

@@ -56,6 +56,7 @@ public final class JournalRecovery {
             replayLedger(bk, ledgerId, 0, password, replay);
             requireCheckpoint(fenced, ledgerId, replay);
         }
+        requireCompleteCheckpoint(fenced, replay);
         long millis = (System.nanoTime() - started) / 1_000_000;
         RecoveredState state = replay.result(fenced, replay.stats(fenced.ledgers().size(), millis));
         LOG.info("journal recovered: {}", state);
@@ -117,6 +118,9 @@ public final class JournalRecovery {
                 requireCheckpoint(fenced, ledgers.get(i), replay);
             }
         }
+        if (at.current() == -1 && at.finished().isEmpty()) {
+            requireCompleteCheckpoint(fenced, replay);
+        }
         long millis = (System.nanoTime() - started) / 1_000_000;
         RecoveredState.Stats all = replay.stats(ledgers.size(), millis);
         RecoveredState.Stats tail = new RecoveredState.Stats(opened.size(), all.entries() - before.entries(),
@@ -129,12 +133,27 @@ public final class JournalRecovery {
         return state;
     }
 
-    /** After the first registered ledger of a journal that lost ledgers: without a checkpoint state is missing. */
+    /**
+     * After each registered ledger of a journal that lost ledgers: without a checkpoint, state is missing. A
+     * checkpoint in parts may begin in the first ledger and end in a later one (a write failure between its parts
+     * makes the journal write the rest again in a new ledger); it counts while its parts continue.
+     */
     private static void requireCheckpoint(LedgerRegistry.Snapshot fenced, long ledgerId, JournalReplay replay)
             throws IOException {
-        if (fenced.deleted() > 0 && ledgerId == fenced.ledgers().get(0) && replay.checkpoints() == 0) {
-            throw new IOException("journal ledger " + ledgerId + " is the first registered after " + fenced.deleted()
-                    + " older ledgers were deleted, but holds no checkpoint: the journal is incomplete");
+        if (fenced.deleted() > 0 && replay.checkpoints() == 0 && !replay.checkpointInProgress()) {
+            throw new IOException("journal ledger " + ledgerId + " is " + (ledgerId == fenced.ledgers().get(0)
+                    ? "the first registered" : "registered") + " after " + fenced.deleted() + " older ledgers were"
+                    + " deleted, but no checkpoint starts the ledgers read so far: the journal is incomplete");
+        }
+    }
+
+    /** After the last ledger: a checkpoint begun in parts must also have ended. */
+    private static void requireCompleteCheckpoint(LedgerRegistry.Snapshot fenced, JournalReplay replay)
+            throws IOException {
+        if (fenced.deleted() > 0 && replay.checkpoints() == 0) {
+            throw new IOException("the journal's registered ledgers " + fenced.ledgers() + " begin a checkpoint but"
+                    + " never finish it, after " + fenced.deleted() + " older ledgers were deleted: the journal is"
+                    + " incomplete");
         }
     }
 

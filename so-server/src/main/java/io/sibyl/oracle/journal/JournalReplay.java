@@ -103,6 +103,11 @@ public final class JournalReplay implements DecisionVisitor {
         return checkpoints;
     }
 
+    /** True while a checkpoint written in parts has been started but its last part not read yet. */
+    public boolean checkpointInProgress() {
+        return checkpointParts.inProgress();
+    }
+
     @Override
     public void onCommit(long startTs, long commit) {
         records++;

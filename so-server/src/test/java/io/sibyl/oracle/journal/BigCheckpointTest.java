@@ -97,4 +97,54 @@ class BigCheckpointTest {
         assertArrayEquals(c.aborted(), r.aborted());
         assertTrue(Checkpoint.sameRanges(c.abortedRanges(), r.abortedRanges()), "aborted ranges and their commits");
     }
+
+    /**
+     * The layout a write failure between two parts leaves: the first part acknowledged in L1, the rest written again
+     * in L2, the checkpoint recorded in L1 (its first part's ledger) and every ledger before L1 dropped. Recovery
+     * must read the checkpoint across the two ledgers instead of calling the journal incomplete.
+     */
+    @Test
+    void recoveryReadsACheckpointWhosePartsSpanTheFirstRegisteredLedgerAndTheNext() throws Exception {
+        JournalSettings s = cluster.settings("parts-across-ledgers");
+        BookKeeper bk = cluster.bookKeeper(s);
+        ZooKeeper zk = cluster.zooKeeper(s);
+        try {
+            LedgerRegistry registry = new LedgerRegistry(zk, s.ledgersZnode());
+            LedgerRegistry.Snapshot reg = registry.fence("writer");
+            byte[] password = s.password().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            Checkpoint c = new Checkpoint(100, 100, 100, new long[] {7, 9, 11, 13, 15, 17, 19, 21, 23, 25}, List.of());
+            List<byte[]> parts = c.entries(8);
+            assertTrue(parts.size() > 2, "several parts: " + parts.size());
+
+            org.apache.bookkeeper.client.LedgerHandle before = newLedger(bk, password);
+            before.addEntry(reserveBlock(50));
+            before.close();
+            org.apache.bookkeeper.client.LedgerHandle first = newLedger(bk, password);
+            first.addEntry(parts.get(0));
+            first.close(); // broke at part 1
+            org.apache.bookkeeper.client.LedgerHandle rest = newLedger(bk, password);
+            for (int i = 1; i < parts.size(); i++) {
+                rest.addEntry(parts.get(i));
+            }
+            rest.addEntry(reserveBlock(120));
+            rest.close();
+            for (org.apache.bookkeeper.client.LedgerHandle l : List.of(before, first, rest)) {
+                reg = registry.addLedger(reg, l.getId());
+            }
+            registry.dropLedgers(reg, 1);
+
+            RecoveredState r = JournalRecovery.recover(bk, registry, s, "next");
+            assertEquals(100, r.tMax());
+            assertArrayEquals(c.aborted(), r.aborted(), "the aborted set came from the checkpoint");
+            assertTrue(r.maxReserved() >= 120, "and the block after it was replayed: " + r);
+        } finally {
+            bk.close();
+            zk.close();
+        }
+    }
+
+    private static org.apache.bookkeeper.client.LedgerHandle newLedger(BookKeeper bk, byte[] password)
+            throws Exception {
+        return bk.createLedger(3, 2, 2, BookKeeper.DigestType.CRC32C, password);
+    }
 }
