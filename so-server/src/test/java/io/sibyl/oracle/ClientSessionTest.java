@@ -20,10 +20,7 @@ class ClientSessionTest {
             throws Exception {
         EmbeddedChannel channel = new EmbeddedChannel();
         ReplicationLog log = new ReplicationLog();
-        ClientSession session = new ClientSession(1, channel, log, config);
-        session.deliveryScheduled();
-        session.deliver(Unpooled.wrappedBuffer(new byte[] {Wire.HELLO}), log.tail(), log.tail());
-        assertEquals(Wire.HELLO, firstMessageType(channel.readOutbound()));
+        ClientSession session = handshaken(channel, log);
 
         // The sequencer seals a block holding STARTED(T_s) for this connection; the journal acknowledges it and the
         // block (with a later one: a commit above T_s, T_max past it) is published before the hop to the event loop.
@@ -51,10 +48,7 @@ class ClientSessionTest {
     void anEarlierDeliveryCarriesNoBlockPublishedAfterItsOwn() {
         EmbeddedChannel channel = new EmbeddedChannel();
         ReplicationLog log = new ReplicationLog();
-        ClientSession session = new ClientSession(1, channel, log, config);
-        session.deliveryScheduled();
-        session.deliver(Unpooled.wrappedBuffer(new byte[] {Wire.HELLO}), log.tail(), log.tail());
-        ((ByteBuf) channel.readOutbound()).release();
+        ClientSession session = handshaken(channel, log);
 
         session.deliveryScheduled(); // ACK sealed with B1
         session.deliveryScheduled(); // STARTED sealed with B2
@@ -100,10 +94,7 @@ class ClientSessionTest {
                 return super.unsafe();
             }
         };
-        session[0] = new ClientSession(1, channel, log, config);
-        session[0].deliveryScheduled();
-        session[0].deliver(Unpooled.wrappedBuffer(new byte[] {Wire.HELLO}), log.tail(), log.tail());
-        ((ByteBuf) channel.readOutbound()).release();
+        session[0] = handshaken(channel, log);
 
         Thread.sleep(5); // past push.interval.ms
         armed[0] = true;
@@ -117,6 +108,15 @@ class ClientSessionTest {
         assertNotNull(first);
         assertEquals(Wire.STARTED, firstMessageType(first), "the push left blocks published with STARTED first");
         channel.finishAndReleaseAll();
+    }
+
+    /** A session on {@code channel} whose HELLO has been delivered (and checked), so pushes may start. */
+    private ClientSession handshaken(EmbeddedChannel channel, ReplicationLog log) {
+        ClientSession session = new ClientSession(1, channel, log, config);
+        session.deliveryScheduled();
+        session.deliver(Unpooled.wrappedBuffer(new byte[] {Wire.HELLO}), log.tail(), log.tail());
+        assertEquals(Wire.HELLO, firstMessageType(channel.readOutbound()));
+        return session;
     }
 
     private static int indexOf(ByteBuf frame, byte[] bytes) {
@@ -136,10 +136,7 @@ class ClientSessionTest {
     void aPushGoesOutAgainOnceEveryScheduledDeliveryIsSent() throws Exception {
         EmbeddedChannel channel = new EmbeddedChannel();
         ReplicationLog log = new ReplicationLog();
-        ClientSession session = new ClientSession(1, channel, log, config);
-        session.deliveryScheduled();
-        session.deliver(Unpooled.wrappedBuffer(new byte[] {Wire.HELLO}), log.tail(), log.tail());
-        ((ByteBuf) channel.readOutbound()).release();
+        ClientSession session = handshaken(channel, log);
 
         log.publish(new byte[] {7, 8, 9});
         Thread.sleep(5);
