@@ -143,7 +143,8 @@ public final class JournalRecovery {
         if (fenced.deleted() > 0 && replay.checkpoints() == 0 && !replay.checkpointInProgress()) {
             throw new IOException("journal ledger " + ledgerId + " is " + (ledgerId == fenced.ledgers().get(0)
                     ? "the first registered" : "registered") + " after " + fenced.deleted() + " older ledgers were"
-                    + " deleted, but no checkpoint starts the ledgers read so far: the journal is incomplete");
+                    + " deleted, but holds no checkpoint (nor the start of one) from the first registered ledger on:"
+                    + " the journal is incomplete");
         }
     }
 
