@@ -116,7 +116,12 @@ class FinishingUnderFailureTest {
                     throw new IllegalStateException(e);
                 }
             });
-            Thread.sleep(500); // the commit is at the oracle, its reply on the way
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!tx.isBeingFinished() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertTrue(tx.isBeingFinished(), "the commit started");
+            Thread.sleep(300); // its request is at the oracle, the reply on the way
             tm.close();
             commit.get(30, TimeUnit.SECONDS);
             assertEquals(Transaction.Status.COMMITTED, tx.getStatus(), "close waited for the commit under way");
