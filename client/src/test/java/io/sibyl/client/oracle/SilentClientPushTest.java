@@ -54,6 +54,28 @@ class SilentClientPushTest {
         server.close();
     }
 
+    /**
+     * With nothing to push, a silent connection still hears from the oracle at least once a second (an empty frame),
+     * so a long read-only transaction on it never runs out of its read window (half of reader.grace.ms) while the
+     * oracle lives.
+     */
+    @Test
+    void anIdleConnectionHearsTheOracleAtLeastOnceASecond() throws Exception {
+        try (OracleClient idle = OracleClient.connect("127.0.0.1", server.port())) {
+            long reader = idle.begin().get(5, TimeUnit.SECONDS); // a read-only transaction that stays open
+            long worst = 0;
+            for (int i = 0; i < 40; i++) { // 4 s: silent throughout without heartbeats
+                Thread.sleep(100);
+                worst = Math.max(worst, idle.millisSinceHeard());
+            }
+            assertTrue(worst < 2_500, "silent for " + worst + " ms on a live connection");
+            assertTrue(idle.snapshotsProtected(), "the open transaction may still read");
+            assertEquals(OracleConfig.defaults().readerGraceMillis() / 2, idle.readWindowMillis(),
+                    "the read window is half the grace period the oracle announced in its HELLO");
+            idle.finish(reader);
+        }
+    }
+
     private static long nextRow() {
         return RowIds.of("silent", ByteBuffer.allocate(4).putInt(row++).array());
     }
