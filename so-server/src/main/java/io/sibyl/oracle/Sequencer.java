@@ -196,14 +196,16 @@ final class Sequencer implements Runnable {
                     long ts = state.begin(session.id);
                     ByteBuf out = out(session);
                     if (ts == OracleState.OVERLOADED) {
+                        // Counted below like any reply, so a frame of refused BEGINs still leaves in blocks of
+                        // max.block.records replies and a client that reads nothing is noticed after one of them.
                         Frames.writeError(out, id, Wire.ERR_OVERLOADED, state.runningCount() + " transactions are"
                                 + " running, the limit (max.running.transactions=" + state.maxRunning() + "): finish"
                                 + " or roll back open transactions, or raise the limit on the oracle");
-                        continue;
+                    } else {
+                        out.writeByte(Wire.STARTED);
+                        Varints.writeUnsigned(out, id);
+                        Varints.writeUnsigned(out, ts);
                     }
-                    out.writeByte(Wire.STARTED);
-                    Varints.writeUnsigned(out, id);
-                    Varints.writeUnsigned(out, ts);
                 }
                 case Wire.COMMIT -> commit(session, id, in);
                 case Wire.ABORT -> {

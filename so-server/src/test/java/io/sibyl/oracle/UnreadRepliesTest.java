@@ -70,6 +70,44 @@ class UnreadRepliesTest {
         }
     }
 
+    @Test
+    void refusedBeginsOfOneFrameLeaveInBlocksOfAtMostMaxBlockRecordsReplies() throws Exception {
+        // A refused BEGIN is answered (an ERROR of about 150 bytes) like any request, so its reply must count towards
+        // the block: otherwise one frame of them is answered in a single write of megabytes, which the oracle holds
+        // whole before it can notice that the client does not read.
+        OracleConfig config = OracleConfig.defaults().withPort(0).withCapacities(1 << 12, 1 << 10, 2);
+        int begins = 20_000;
+        try (OracleServer server = OracleServer.startInMemory(config);
+             Socket socket = new Socket("127.0.0.1", server.port())) {
+            socket.setSoTimeout(30_000);
+            DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            handshake(out, in);
+            ByteBuf b = Unpooled.buffer();
+            for (int id = 1; id <= begins; id++) {
+                b.writeByte(Wire.BEGIN);
+                Varints.writeUnsigned(b, id);
+            }
+            byte[] bytes = new byte[b.readableBytes()];
+            b.readBytes(bytes);
+            out.writeInt(bytes.length);
+            out.write(bytes);
+            out.flush();
+            long received = 0;
+            int largestFrame = 0;
+            long expectedAtLeast = (begins - 2) * 100L; // every refusal's message is longer than 100 bytes
+            while (received < expectedAtLeast) {
+                int len = in.readInt();
+                in.readFully(new byte[len]);
+                received += len;
+                largestFrame = Math.max(largestFrame, len);
+            }
+            long perBlockBound = config.maxBlockRecords() * 200L;
+            assertTrue(largestFrame < perBlockBound, "one reply frame carried " + largestFrame + " bytes, more than "
+                    + config.maxBlockRecords() + " replies (max.block.records) can take");
+        }
+    }
+
     private static void handshake(DataOutputStream out, DataInputStream in) throws Exception {
         out.writeInt(6);
         out.writeInt(Wire.MAGIC);
