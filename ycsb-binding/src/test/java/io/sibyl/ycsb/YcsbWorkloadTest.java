@@ -53,6 +53,23 @@ class YcsbWorkloadTest {
     }
 
     @Test
+    void workloadDReadsRecordsInsertedMomentsBefore() throws Exception {
+        YcsbProcess.Run run = loadThenRun("workloadd", 200, 1000);
+        // A read of a record whose insert committed before the read began must find it: NOT_FOUND fails the test.
+        long ok = countReturns(run, (op, status) -> status.equals("OK"), null);
+        assertEquals(1000, ok, run.transcript());
+        assertTrue(run.stdout().contains("[INSERT], Return=OK"), run.transcript());
+    }
+
+    @Test
+    void workloadEScansShortRangesWhileRecordsAreInserted() throws Exception {
+        YcsbProcess.Run run = loadThenRun("workloade", 200, 500);
+        long ok = countReturns(run, (op, status) -> status.equals("OK"), null);
+        assertEquals(500, ok, run.transcript());
+        assertTrue(run.stdout().contains("[SCAN], Return=OK"), run.transcript());
+    }
+
+    @Test
     void workloadFTxRunsEachReadModifyWriteAsOneTransaction() throws Exception {
         YcsbProcess.Run run = loadThenRun("workloadf-tx", 50, 500);
         assertTrue(run.stdout().contains("[TRANSACTION], Operations, 500"), run.transcript());
