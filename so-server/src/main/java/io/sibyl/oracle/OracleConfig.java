@@ -28,6 +28,7 @@ public record OracleConfig(
         long pushIntervalMillis,
         long maxLagBytes,
         long readerGraceMillis,
+        long statsLogIntervalMillis,
         boolean inlineSequencer,
         JournalKind journal,
         JournalSettings journalSettings,
@@ -58,7 +59,7 @@ public record OracleConfig(
     /** Defaults sized for a production oracle: about 400 MB of heap for the conflict table and commit window. */
     public static OracleConfig defaults() {
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
-                1_000_000, 4096, 1000, 64L << 20, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
+                1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
                 HaSettings.defaults());
     }
 
@@ -74,6 +75,7 @@ public record OracleConfig(
         require(maxBlockRecords >= 1, "max.block.records", maxBlockRecords);
         require(pushIntervalMillis >= 1, "push.interval.ms", pushIntervalMillis);
         require(maxLagBytes >= 1024, "max.lag.bytes", maxLagBytes);
+        require(statsLogIntervalMillis >= 0, "stats.log.interval.ms", statsLogIntervalMillis);
         require(readerGraceMillis >= 100 && readerGraceMillis <= 3_600_000, "reader.grace.ms", readerGraceMillis);
         if (journal == null || journalSettings == null || ha == null) {
             throw new IllegalArgumentException("journal, journal settings and HA settings are required");
@@ -93,54 +95,54 @@ public record OracleConfig(
     public OracleConfig withPort(int newPort) {
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, inlineSequencer, journal, journalSettings, ha);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
     public OracleConfig withCapacities(int conflictRows, int recentCommits, int runningTransactions) {
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, readerGraceMillis, inlineSequencer, journal, journalSettings, ha);
+                maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, inlineSequencer, journal, journalSettings, ha);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushMillis, lagBytes, readerGraceMillis, inlineSequencer, journal, journalSettings, ha);
+                pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
     public OracleConfig withReaderGrace(long millis) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, millis, inlineSequencer, journal, journalSettings, ha);
+                pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha);
     }
 
     /** Copy with the given threading: I/O threads, and whether a single I/O thread runs the sequencer itself. */
     public OracleConfig withThreads(int threads, boolean inline) {
         return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, readerGraceMillis, inline, journal, journalSettings, ha);
+                maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha);
     }
 
     /** Copy with the given high-availability settings. */
     public OracleConfig withHa(HaSettings settings) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, inlineSequencer, journal, journalSettings, settings);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
     public OracleConfig withJournal(JournalKind kind, JournalSettings settings) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, inlineSequencer, kind, settings, ha);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha);
     }
 
     /**
@@ -172,6 +174,7 @@ public record OracleConfig(
                 longOf(p, "push.interval.ms", d.pushIntervalMillis),
                 longOf(p, "max.lag.bytes", d.maxLagBytes),
                 longOf(p, "reader.grace.ms", d.readerGraceMillis),
+                longOf(p, "stats.log.interval.ms", d.statsLogIntervalMillis),
                 boolOf(p, "sequencer.inline", d.inlineSequencer),
                 journalKey == null ? d.journal : JournalKind.parse(journalKey),
                 journalSettings,
@@ -228,6 +231,8 @@ public record OracleConfig(
         m.put("reader.grace.ms", readerGraceMillis + "  # garbage collection spares the snapshots of a lost"
                 + " connection's transactions (and, after a recovery, of every earlier one) this long; clients read"
                 + " on a lost connection for half of it");
+        m.put("stats.log.interval.ms", statsLogIntervalMillis + "  # log a line of counters and rates this often"
+                + " (0 = never); the same figures are JMX attributes of io.sibyl:type=StatusOracle,port=PORT");
         m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");
         m.put("journal", journal.key() + "  # memory (decisions lost on exit) or bookkeeper (journal.* settings,"
                 + " recovery at startup)");

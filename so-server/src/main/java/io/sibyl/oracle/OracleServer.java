@@ -25,11 +25,15 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.management.ObjectName;
 
 /**
  * A running status oracle: Netty I/O threads, the sequencer thread and a journal.
@@ -43,6 +47,7 @@ public final class OracleServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(OracleServer.class);
     /** How long a recovered oracle waits for its first block (the ABORT_RANGE of in-doubt transactions). */
     private static final long FIRST_BLOCK_TIMEOUT_SECONDS = 60;
+    private static final long STATS_TIMEOUT_MILLIS = 5_000;
 
     private final OracleConfig config;
     private final OracleState state;
@@ -58,6 +63,8 @@ public final class OracleServer implements AutoCloseable {
     private final AtomicReference<String> failure = new AtomicReference<>();
     private final CountDownLatch failed = new CountDownLatch(1);
     private final List<FatalErrorListener> fatalListeners = new ArrayList<>(); // guarded by itself
+    private final ObjectName jmx;
+    private OracleStats lastLogged; // owner thread only
 
     private OracleServer(OracleConfig config, Journal journal, OracleState state) throws InterruptedException {
         this.config = config;
@@ -65,14 +72,6 @@ public final class OracleServer implements AutoCloseable {
         this.state = state;
         makeFirstBlockDurable();
         boolean inline = config.inlineSequencer() && config.ioThreads() == 1;
-        this.sequencer = new Sequencer(state, journal, log, config, PooledByteBufAllocator.DEFAULT, inline);
-        if (inline) {
-            sequencerThread = null;
-        } else {
-            sequencerThread = new Thread(sequencer, "sibyl-sequencer");
-            sequencerThread.setDaemon(true);
-            sequencerThread.start();
-        }
         boolean epoll = Epoll.isAvailable();
         Class<? extends ServerChannel> channelClass;
         if (epoll) {
@@ -83,6 +82,16 @@ public final class OracleServer implements AutoCloseable {
             boss = new NioEventLoopGroup(1, new DefaultThreadFactory("sibyl-accept", true));
             workers = new NioEventLoopGroup(config.ioThreads(), new DefaultThreadFactory("sibyl-io", true));
             channelClass = NioServerSocketChannel.class;
+        }
+        // Inline, the only I/O thread owns the state.
+        this.sequencer = new Sequencer(state, journal, log, config, PooledByteBufAllocator.DEFAULT,
+                inline ? workers.next() : null);
+        if (inline) {
+            sequencerThread = null;
+        } else {
+            sequencerThread = new Thread(sequencer, "sibyl-sequencer");
+            sequencerThread.setDaemon(true);
+            sequencerThread.start();
         }
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss, workers)
@@ -105,6 +114,44 @@ public final class OracleServer implements AutoCloseable {
                 + " journal {})", serverChannel.localAddress(), epoll ? "epoll" : "nio", config.ioThreads(),
                 inline ? "inline on the I/O thread" : "on its own thread", config.conflictTableRows(),
                 journal.getClass().getSimpleName());
+        jmx = OracleStatsMBean.register(this, port());
+        long every = config.statsLogIntervalMillis();
+        if (every > 0) {
+            boss.next().scheduleAtFixedRate(() -> sequencer.runOnOwner(this::logStats), every, every,
+                    TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Owner thread: one line of counters, with rates since the previous line. */
+    private void logStats() {
+        OracleStats now = ownStats();
+        LOG.info("oracle stats: {}", now.describe(lastLogged));
+        lastLogged = now;
+    }
+
+    /** Owner thread only. */
+    private OracleStats ownStats() {
+        return state.stats(sessions.size(), journal.appendedBlocks());
+    }
+
+    /**
+     * The oracle's counters and state sizes, read by the thread that owns the state between two requests. Waits
+     * for that thread up to {@code STATS_TIMEOUT_MILLIS}.
+     *
+     * @throws IllegalStateException if it did not answer in time (the oracle stopped, or is stuck)
+     */
+    public OracleStats stats() {
+        CompletableFuture<OracleStats> answer = new CompletableFuture<>();
+        sequencer.runOnOwner(() -> answer.complete(ownStats()));
+        try {
+            return answer.get(STATS_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading the oracle's statistics", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("the oracle's state owner did not answer within " + STATS_TIMEOUT_MILLIS
+                    + " ms (the oracle stopped, or its sequencer is stuck): " + failure(), e);
+        }
     }
 
     /** Unwritable (a client not reading) once a connection's outbound backlog passes the metadata lag bound. */
@@ -252,6 +299,7 @@ public final class OracleServer implements AutoCloseable {
 
     @Override
     public void close() {
+        OracleStatsMBean.unregister(jmx);
         serverChannel.close().awaitUninterruptibly();
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();

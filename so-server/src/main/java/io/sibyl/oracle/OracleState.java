@@ -54,6 +54,11 @@ public final class OracleState {
     /** Consumes {@link ConflictTable#prefetch}'s result so the JIT cannot drop the loads. */
     private long prefetchSink;
     private long abortCount;
+    private long beginCount;
+    private long refusedBegins;
+    private long conflictAborts;
+    private long tooOldAborts;
+    private long disconnectAborts;
     /** Transactions that were running when earlier oracles stopped (ascending, disjoint); fixed at construction. */
     private final AbortedRange[] ranges;
     /** Bounds of {@link #ranges}, so that the common case (no range covers a timestamp) costs two comparisons. */
@@ -218,10 +223,12 @@ public final class OracleState {
      */
     public long begin(int owner) {
         if (running.isFull()) {
+            refusedBegins++;
             return OVERLOADED;
         }
         long ts = nextTimestamp();
         running.add(ts, owner);
+        beginCount++;
         return ts;
     }
 
@@ -246,12 +253,14 @@ public final class OracleState {
         }
         if (startTs < tMax) {
             recordAbort(startTs);
+            tooOldAborts++;
             return TOO_OLD;
         }
         prefetchSink += conflicts.prefetch(rowIds, count);
         for (int i = 0; i < count; i++) {
             if (conflicts.lastCommit(rowIds[i]) > startTs) {
                 recordAbort(startTs);
+                conflictAborts++;
                 return CONFLICT;
             }
         }
@@ -301,7 +310,9 @@ public final class OracleState {
      * the oldest of them holds the low watermark down for {@code reader.grace.ms}.
      */
     public void disconnect(int owner) {
+        long abortsBefore = abortCount;
         long oldest = running.finishAllOf(owner, recordAbort);
+        disconnectAborts += abortCount - abortsBefore;
         if (oldest != Long.MAX_VALUE) {
             holds.hold(oldest, nanoClock.getAsLong());
         }
@@ -345,7 +356,9 @@ public final class OracleState {
      */
     public byte[] sealBlock() {
         if (tMax > announcedTmax) {
+            long abortsBefore = abortCount;
             running.abortStartedBefore(tMax, recordAbort);
+            tooOldAborts += abortCount - abortsBefore;
             commits.trimTo(tMax);
             block.tMax(tMax);
             announcedTmax = tMax;
@@ -425,5 +438,12 @@ public final class OracleState {
 
     public long aborts() {
         return abortCount;
+    }
+
+    /** The counters and sizes of this state, with the server's {@code connections} and journal's blocks. */
+    OracleStats stats(int connections, long journalBlocks) {
+        return new OracleStats(System.currentTimeMillis(), beginCount, refusedBegins, commitCount, abortCount,
+                conflictAborts, tooOldAborts, disconnectAborts, running.live(), aborted.size(), ranges.length,
+                commits.size(), clock, tMax, lowWatermark(), connections, journalBlocks);
     }
 }

@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -28,11 +29,16 @@ final class Sequencer implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(Sequencer.class);
     private static final int SPINS_BEFORE_PARK = 200;
 
-    /** Work for the sequencer. */
-    record Inbound(int kind, ClientSession session, ByteBuf frame) {
+    /** Work for the sequencer: a connection's handshake, frame or loss, or a task that reads the state. */
+    record Inbound(int kind, ClientSession session, ByteBuf frame, Runnable task) {
         static final int HANDSHAKE = 1;
         static final int FRAME = 2;
         static final int DISCONNECT = 3;
+        static final int TASK = 4;
+
+        Inbound(int kind, ClientSession session, ByteBuf frame) {
+            this(kind, session, frame, null);
+        }
     }
 
     private final ConcurrentLinkedQueue<Inbound> queue = new ConcurrentLinkedQueue<>();
@@ -48,12 +54,17 @@ final class Sequencer implements Runnable {
     private volatile Thread thread;
     private long handshakeCursorUsers;
     private final boolean inline;
+    private final Executor inlineOwner;
     /** Requests handled since the last seal: bounds how long replies wait while input keeps coming. */
     private int requestsInBlock;
 
+    /**
+     * {@code inlineOwner}: in inline mode, the single I/O thread's executor (it owns the state); null otherwise.
+     */
     Sequencer(OracleState state, Journal journal, ReplicationLog log, OracleConfig config, ByteBufAllocator alloc,
-              boolean inline) {
-        this.inline = inline;
+              Executor inlineOwner) {
+        this.inline = inlineOwner != null;
+        this.inlineOwner = inlineOwner;
         this.state = state;
         this.journal = journal;
         this.log = log;
@@ -65,6 +76,18 @@ final class Sequencer implements Runnable {
     /** True when the (single) I/O thread runs the sequencer itself. */
     boolean isInline() {
         return inline;
+    }
+
+    /**
+     * Runs {@code task} on the thread that owns the state, between requests: on the I/O thread in inline mode (the
+     * caller may be any thread), else on the sequencer thread. For reads of the state from outside (statistics).
+     */
+    void runOnOwner(Runnable task) {
+        if (inline) {
+            inlineOwner.execute(task);
+            return;
+        }
+        enqueue(new Inbound(Inbound.TASK, null, null, task));
     }
 
     /** Hands over work: processed at once in inline mode, else queued for the sequencer thread. */
@@ -90,7 +113,11 @@ final class Sequencer implements Runnable {
         try {
             process(item);
         } catch (RuntimeException e) {
-            LOG.error("sequencer failed on a request from session {}", item.session().id, e);
+            if (item.session() == null) {
+                LOG.error("sequencer task failed", e);
+            } else {
+                LOG.error("sequencer failed on a request from session {}", item.session().id, e);
+            }
         }
     }
 
@@ -151,6 +178,7 @@ final class Sequencer implements Runnable {
                     session.frameHandled(frameBytes);
                 }
             }
+            case Inbound.TASK -> item.task().run();
             default -> throw new IllegalStateException("unknown inbound kind " + item.kind());
         }
     }

@@ -1,0 +1,39 @@
+package io.sibyl.oracle;
+
+/**
+ * The status oracle's figures over JMX, as {@code io.sibyl:type=StatusOracle,port=PORT} (see {@link OracleStats} for
+ * what each one means). Read by the oracle's own state owner, at most a quarter of a second old.
+ */
+public interface OracleStatsMXBean {
+    long getBegins();
+
+    long getRefusedBegins();
+
+    long getCommits();
+
+    long getAborts();
+
+    long getConflictAborts();
+
+    long getTooOldAborts();
+
+    long getDisconnectAborts();
+
+    int getRunningTransactions();
+
+    int getAbortedSetSize();
+
+    int getAbortedRanges();
+
+    int getRecentCommits();
+
+    long getLastTimestamp();
+
+    long getTMax();
+
+    long getLowWatermark();
+
+    int getConnections();
+
+    long getJournalBlocks();
+}
