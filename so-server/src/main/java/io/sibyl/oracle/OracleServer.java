@@ -29,6 +29,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -64,6 +66,7 @@ public final class OracleServer implements AutoCloseable {
     private final CountDownLatch failed = new CountDownLatch(1);
     private final List<FatalErrorListener> fatalListeners = new ArrayList<>(); // guarded by itself
     private final ObjectName jmx;
+    private final ScheduledFuture<?> statsLog;
     private OracleStats lastLogged; // owner thread only
 
     private OracleServer(OracleConfig config, Journal journal, OracleState state) throws InterruptedException {
@@ -116,10 +119,8 @@ public final class OracleServer implements AutoCloseable {
                 journal.getClass().getSimpleName());
         jmx = OracleStatsMBean.register(this, port());
         long every = config.statsLogIntervalMillis();
-        if (every > 0) {
-            boss.next().scheduleAtFixedRate(() -> sequencer.runOnOwner(this::logStats), every, every,
-                    TimeUnit.MILLISECONDS);
-        }
+        statsLog = every == 0 ? null : boss.next().scheduleAtFixedRate(() -> sequencer.runOnOwner(this::logStats),
+                every, every, TimeUnit.MILLISECONDS);
     }
 
     /** Owner thread: one line of counters, with rates since the previous line. */
@@ -142,15 +143,18 @@ public final class OracleServer implements AutoCloseable {
      */
     public OracleStats stats() {
         CompletableFuture<OracleStats> answer = new CompletableFuture<>();
-        sequencer.runOnOwner(() -> answer.complete(ownStats()));
         try {
+            sequencer.runOnOwner(() -> answer.complete(ownStats()));
             return answer.get(STATS_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("the oracle is stopped" + (failure() == null ? "" : ": " + failure()), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while reading the oracle's statistics", e);
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("the oracle's state owner did not answer within " + STATS_TIMEOUT_MILLIS
-                    + " ms (the oracle stopped, or its sequencer is stuck): " + failure(), e);
+                    + " ms (the oracle stopped, or its sequencer is stuck)"
+                    + (failure() == null ? "" : ": " + failure()), e);
         }
     }
 
@@ -300,6 +304,9 @@ public final class OracleServer implements AutoCloseable {
     @Override
     public void close() {
         OracleStatsMBean.unregister(jmx);
+        if (statsLog != null) {
+            statsLog.cancel(false);
+        }
         serverChannel.close().awaitUninterruptibly();
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
