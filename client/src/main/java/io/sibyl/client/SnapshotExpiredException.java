@@ -28,7 +28,24 @@ public class SnapshotExpiredException extends IOException {
         this.transaction = transaction;
     }
 
-    /** The transaction that could not read. */
+    private SnapshotExpiredException(String message, Transaction transaction) {
+        super(message);
+        this.transaction = transaction;
+    }
+
+    /**
+     * A write of a transaction whose oracle connection was lost longer ago than the read window: the oracle aborted
+     * the transaction when it noticed the loss, and versions sent this late could land after the clean-up of aborted
+     * transactions (docs/gc.md, "Aborted transactions of dead clients") and then read as committed.
+     */
+    static SnapshotExpiredException forWrite(Transaction transaction, long millisSinceHeard, long readWindowMillis) {
+        return new SnapshotExpiredException("transaction " + transaction.getStartTimestamp() + " cannot write any"
+                + " more: its status oracle was last heard from " + millisSinceHeard + " ms ago (writes stop "
+                + readWindowMillis + " ms after that, half the oracle's reader.grace.ms), and the oracle aborts the"
+                + " transactions of a lost connection; roll it back and run it again", transaction);
+    }
+
+    /** The transaction that could not read (or write). */
     public Transaction getTransaction() {
         return transaction;
     }

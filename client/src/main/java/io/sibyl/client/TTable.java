@@ -67,8 +67,26 @@ public class TTable implements Closeable {
             clear.initCause(e);
             throw clear;
         }
+        requireTransactionalFamilies(descriptor);
         for (ColumnFamilyDescriptor f : descriptor.getColumnFamilies()) {
             families.add(f.getName());
+            if (f.getMaxVersions() < Integer.MAX_VALUE / 2) {
+                TransactionManager.LOG.warn("column family {} of {} keeps at most {} versions: a hot cell can lose the"
+                        + " version an older snapshot needs; use Integer.MAX_VALUE", f.getNameAsString(), tableName,
+                        f.getMaxVersions());
+            }
+        }
+    }
+
+    /**
+     * Throws unless every column family of {@code descriptor} can hold transactional data (more than one version, no
+     * TTL): a table that fails this cannot be opened as a {@code TTable}, so no transaction ever wrote to it.
+     *
+     * @throws IllegalArgumentException naming the family and what to change
+     */
+    static void requireTransactionalFamilies(TableDescriptor descriptor) {
+        TableName tableName = descriptor.getTableName();
+        for (ColumnFamilyDescriptor f : descriptor.getColumnFamilies()) {
             if (f.getMaxVersions() < 2) {
                 throw new IllegalArgumentException("column family " + f.getNameAsString() + " of " + tableName
                         + " keeps " + f.getMaxVersions() + " version; transactions need every version: alter it with"
@@ -78,11 +96,6 @@ public class TTable implements Closeable {
                 throw new IllegalArgumentException("column family " + f.getNameAsString() + " of " + tableName
                         + " has a TTL; cell timestamps are transaction timestamps, not wall-clock time, so HBase would"
                         + " expire them at once: remove the TTL");
-            }
-            if (f.getMaxVersions() < Integer.MAX_VALUE / 2) {
-                TransactionManager.LOG.warn("column family {} of {} keeps at most {} versions: a hot cell can lose the"
-                        + " version an older snapshot needs; use Integer.MAX_VALUE", f.getNameAsString(), tableName,
-                        f.getMaxVersions());
             }
         }
     }

@@ -257,6 +257,11 @@ public final class Transaction {
      */
     synchronized void flush() throws IOException {
         try {
+            if (bufferedBytes > 0 && !begunOn.snapshotsProtected()) {
+                // Cut off like reads: a dead client's versions must all be in HBase before the oracle's hold on its
+                // transactions ends, or a clean-up of aborted versions could miss them.
+                throw SnapshotExpiredException.forWrite(this, begunOn.millisSinceHeard(), begunOn.readWindowMillis());
+            }
             for (TableWrites w : writes.values()) {
                 w.flush(startTs);
             }

@@ -47,7 +47,10 @@ public final class SingleWriterLongSet {
         return map.shrinkIfSparse();
     }
 
-    /** Calls {@code action} with every key. Writer thread only. */
+    /**
+     * Calls {@code action} with every key. Writer thread; or a reader under the external sequence lock, which must
+     * retry when the lock says the set changed (it walks one table array, so it never fails, only may be stale).
+     */
     public void forEach(LongConsumer action) {
         map.forEach((k, v) -> action.accept(k));
     }

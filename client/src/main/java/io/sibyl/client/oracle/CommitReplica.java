@@ -258,6 +258,33 @@ public final class CommitReplica implements DecisionVisitor {
         }
     }
 
+    /** The aborted transactions this replica knows that started below {@code bound}, ascending (any thread). */
+    public long[] abortedBelow(long bound) {
+        for (int spins = 0; ; spins++) {
+            int before = version;
+            if ((before & 1) == 0) {
+                long[] found = new long[16];
+                int[] n = {0};
+                long[][] out = {found};
+                aborted.forEach(ts -> {
+                    if (ts < bound) {
+                        if (n[0] == out[0].length) {
+                            out[0] = Arrays.copyOf(out[0], n[0] * 2);
+                        }
+                        out[0][n[0]++] = ts;
+                    }
+                });
+                VarHandle.loadLoadFence();
+                if (version == before) {
+                    long[] result = Arrays.copyOf(out[0], n[0]);
+                    Arrays.sort(result);
+                    return result;
+                }
+            }
+            backOff(spins);
+        }
+    }
+
     /** True if the replica knows {@code writerTs} aborted. */
     public boolean isAborted(long writerTs) {
         for (int spins = 0; ; spins++) {

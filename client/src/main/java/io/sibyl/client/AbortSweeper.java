@@ -1,0 +1,199 @@
+package io.sibyl.client;
+
+import io.sibyl.client.oracle.OracleClient;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptor;
+import org.apache.hadoop.hbase.filter.TimestampsFilter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Cleans up after clients that died in the middle of a transaction: finds the versions their aborted transactions
+ * left in HBase, deletes them (exact-version delete markers, as a live client does after an abort), and reports each
+ * transaction cleaned up, so that the status oracle can forget it. Without it the oracle's aborted set keeps every
+ * transaction of a killed client for good. See docs/gc.md, "Aborted transactions of dead clients".
+ *
+ * <p>Safe to run at any time, also while transactions run: it only touches transactions that are aborted and that
+ * started below the oracle's low watermark, so none of them runs anywhere or can write again, and it takes only
+ * those seen so twice, {@code settle} apart (writes a dead client left in flight land in between). It scans every
+ * user table that can hold transactional data ({@link TTable#requireTransactionalFamilies}), except the ones
+ * {@code excluded}: exclude only tables no transaction writes to, since the versions of a forgotten transaction in a
+ * table not scanned would read as committed.
+ */
+public final class AbortSweeper {
+    private static final Logger LOG = LoggerFactory.getLogger(AbortSweeper.class);
+    /** Timestamps per TimestampsFilter: each scan of a table looks for at most this many transactions. */
+    private static final int TIMESTAMPS_PER_SCAN = 10_000;
+    private static final int DELETES_PER_BATCH = 1_000;
+    private static final long ORACLE_TIMEOUT_SECONDS = 30;
+
+    /** What one sweep found and did. */
+    public record Report(List<TableName> tablesScanned, Map<TableName, String> tablesSkipped, int transactions,
+                         long versionsFound, long versionsDeleted, int reportedCleanedUp, boolean dryRun) {
+    }
+
+    private final TransactionManager manager;
+    private final Set<TableName> excluded;
+    private final long settleMillis;
+    private final boolean dryRun;
+
+    /**
+     * @param manager      its HBase connection and oracle connection are used (it is not closed)
+     * @param excluded     tables not to scan: only tables no transaction writes to
+     * @param settleMillis how long a transaction must stay a candidate before it is swept; longer than the HBase
+     *                     client's operation timeout, so that no write of a dead client is still in flight
+     * @param dryRun       find and count only: delete nothing, report nothing
+     */
+    public AbortSweeper(TransactionManager manager, Set<TableName> excluded, long settleMillis, boolean dryRun) {
+        if (settleMillis < 0) {
+            throw new IllegalArgumentException("settle time must be >= 0 ms, got " + settleMillis);
+        }
+        this.manager = manager;
+        this.excluded = Set.copyOf(excluded);
+        this.settleMillis = settleMillis;
+        this.dryRun = dryRun;
+    }
+
+    /** One sweep: candidates, settle, candidates again, then scan, delete and report those seen both times. */
+    public Report sweep() throws IOException, InterruptedException {
+        List<TableName> tables = new ArrayList<>();
+        Map<TableName, String> skipped = new LinkedHashMap<>();
+        try (Admin admin = manager.getConnection().getAdmin()) {
+            for (TableDescriptor d : admin.listTableDescriptors()) {
+                TableName name = d.getTableName();
+                if (name.isSystemTable()) {
+                    continue;
+                }
+                if (excluded.contains(name)) {
+                    skipped.put(name, "excluded");
+                    continue;
+                }
+                try {
+                    TTable.requireTransactionalFamilies(d);
+                    tables.add(name);
+                } catch (IllegalArgumentException cannotHoldTransactions) {
+                    skipped.put(name, "cannot hold transactional data: " + cannotHoldTransactions.getMessage());
+                }
+            }
+        }
+        OracleClient oracle = manager.oracle();
+        long[] candidates = candidates(oracle);
+        if (settleMillis > 0 && candidates.length > 0) {
+            LOG.info("{} aborted transactions below the low watermark; sweeping those still so after {} ms",
+                    candidates.length, settleMillis);
+            Thread.sleep(settleMillis);
+            candidates = both(candidates, candidates(oracle));
+        }
+        long found = 0;
+        long deleted = 0;
+        if (candidates.length > 0) {
+            for (TableName name : tables) {
+                long[] counts = sweepTable(name, candidates);
+                found += counts[0];
+                deleted += counts[1];
+            }
+        }
+        int reported = 0;
+        if (!dryRun) {
+            for (long ts : candidates) {
+                await(oracle.cleanedUp(ts), "the clean-up report of transaction " + ts);
+                reported++;
+            }
+        }
+        Report report = new Report(List.copyOf(tables), skipped, candidates.length, found, deleted, reported, dryRun);
+        LOG.info("abort sweep: {}", report);
+        return report;
+    }
+
+    /** Aborted transactions below the low watermark: none of them runs, none can write any more. */
+    private static long[] candidates(OracleClient oracle) throws IOException, InterruptedException {
+        // The watermark first: an abort the replica learns later is only left for the next sweep.
+        long watermark = await(oracle.lowWatermark(), "the low watermark");
+        return oracle.replica().abortedBelow(watermark);
+    }
+
+    private static long[] both(long[] earlier, long[] now) {
+        return Arrays.stream(earlier).filter(ts -> Arrays.binarySearch(now, ts) >= 0).toArray();
+    }
+
+    /** Returns {versions found, versions deleted} in {@code name} written at one of the {@code candidates}. */
+    private long[] sweepTable(TableName name, long[] candidates) throws IOException {
+        long found = 0;
+        long deleted = 0;
+        try (Table table = manager.getConnection().getTable(name)) {
+            for (int from = 0; from < candidates.length; from += TIMESTAMPS_PER_SCAN) {
+                long[] part = Arrays.copyOfRange(candidates, from,
+                        Math.min(candidates.length, from + TIMESTAMPS_PER_SCAN));
+                List<Long> timestamps = Arrays.stream(part).boxed().toList();
+                // The time range lets region servers skip every file with no version in it (file metadata).
+                Scan scan = new Scan().readAllVersions().setTimeRange(part[0], part[part.length - 1] + 1)
+                        .setFilter(new TimestampsFilter(timestamps)).setCaching(1000);
+                List<Delete> batch = new ArrayList<>();
+                try (ResultScanner scanner = table.getScanner(scan)) {
+                    for (Result r : scanner) {
+                        Delete d = new Delete(r.getRow());
+                        for (Cell cell : r.rawCells()) {
+                            d.addColumn(CellUtil.cloneFamily(cell), CellUtil.cloneQualifier(cell),
+                                    cell.getTimestamp());
+                            found++;
+                        }
+                        if (!dryRun) {
+                            batch.add(d);
+                            if (batch.size() >= DELETES_PER_BATCH) {
+                                deleted += delete(table, batch);
+                            }
+                        }
+                    }
+                }
+                deleted += delete(table, batch);
+            }
+        }
+        if (found > 0) {
+            LOG.info("{}: {} versions of aborted transactions found, {} deleted", name, found, deleted);
+        }
+        return new long[] {found, deleted};
+    }
+
+    private static long delete(Table table, List<Delete> batch) throws IOException {
+        long cells = 0;
+        for (Delete d : batch) {
+            cells += d.size();
+        }
+        if (!batch.isEmpty()) {
+            table.delete(batch); // throws if any failed; failed ones stay in the list
+            batch.clear();
+        }
+        return cells;
+    }
+
+    private static <T> T await(java.util.concurrent.CompletableFuture<T> f, String what)
+            throws IOException, InterruptedException {
+        try {
+            return f.get(ORACLE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw new IOException("the status oracle did not answer " + what + ": " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new IOException("the status oracle did not answer " + what + " within " + ORACLE_TIMEOUT_SECONDS
+                    + " s", e);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+package io.sibyl.client;
+
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.util.Bytes;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static io.sibyl.client.TestSupport.get;
+import static io.sibyl.client.TestSupport.put;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A client JVM killed mid-transaction leaves versions in HBase and an entry in the oracle's aborted set; the sweeper
+ * deletes those versions, only in tables that can hold transactional data and are not excluded, and the oracle then
+ * forgets the transaction, with nothing of it ever visible.
+ */
+@ExtendWith(MiniCluster.class)
+class AbortSweeperTest {
+    private static final int ROWS = 20;
+
+    @Test
+    void sweeperRemovesTheVersionsOfADeadClientsTransactionAndTheOracleForgetsIt() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        // An oracle of its own: a short reader grace, so the watermark passes the dead client's transaction soon.
+        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 16, 1 << 16, 1 << 10).withReaderGrace(1000));
+             TransactionManager tm = TransactionManager.create(c.connection(), "127.0.0.1", oracle.port())) {
+            TableName name = c.createTable("swept", "cf");
+            TableName excluded = c.createTable("sweep_excluded", "cf");
+            TableName plain = TableName.valueOf("sweep_plain_" + System.nanoTime());
+            try (Admin admin = c.connection().getAdmin()) {
+                admin.createTable(TableDescriptorBuilder.newBuilder(plain)
+                        .setColumnFamily(ColumnFamilyDescriptorBuilder.of("cf")).build()); // one version: not ours
+            }
+            try (TTable t = new TTable(c.connection(), name)) {
+                Transaction init = tm.begin();
+                put(t, init, "existing", "committed");
+                put(t, init, "doomed", "still here");
+                tm.commit(init);
+
+                long dead = runAndKillAClient(c, oracle.port(), name);
+                // Cells at the same timestamp in a table excluded and in one that cannot hold transactions.
+                for (TableName other : List.of(excluded, plain)) {
+                    try (Table raw = c.raw(other)) {
+                        raw.put(new Put(Bytes.toBytes("r")).addColumn(TestSupport.CF, TestSupport.V, dead,
+                                Bytes.toBytes("not a transaction's")));
+                    }
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (!tm.oracle().replica().isAborted(dead) || tm.oracle().lowWatermark().join() <= dead) {
+                    assertTrue(System.nanoTime() < deadline, "the dead client's transaction " + dead + " was not"
+                            + " aborted and passed by the watermark: " + oracle.stats());
+                    tm.commit(tm.begin());
+                    Thread.sleep(50);
+                }
+                assertEquals(ROWS + 2, versionsAt(name, dead));
+                assertEquals(1, oracle.stats().abortedSet());
+
+                AbortSweeper.Report dry = new AbortSweeper(tm, Set.of(excluded), 0, true).sweep();
+                assertEquals(ROWS + 2, dry.versionsFound(), dry.toString());
+                assertEquals(0, dry.versionsDeleted(), dry.toString());
+                assertEquals(0, dry.reportedCleanedUp(), dry.toString());
+                assertEquals(ROWS + 2, versionsAt(name, dead), "a dry run deletes nothing");
+
+                AbortSweeper.Report r = new AbortSweeper(tm, Set.of(excluded), 200, false).sweep();
+                assertEquals(1, r.transactions(), r.toString());
+                assertEquals(ROWS + 2, r.versionsFound(), r.toString());
+                assertEquals(ROWS + 2, r.versionsDeleted(), r.toString());
+                assertEquals(1, r.reportedCleanedUp(), r.toString());
+                assertTrue(r.tablesScanned().contains(name), r.toString());
+                assertEquals("excluded", r.tablesSkipped().get(excluded), r.toString());
+                assertTrue(r.tablesSkipped().get(plain).startsWith("cannot hold transactional data"), r.toString());
+                assertEquals(0, versionsAt(name, dead));
+                assertEquals(1, versionsAt(excluded, dead), "an excluded table is not touched");
+                assertEquals(1, versionsAt(plain, dead), "a table that cannot hold transactions is not touched");
+
+                // Reported cleaned up, the oracle forgets it once no older reader runs.
+                while (oracle.stats().abortedSet() > 0) {
+                    assertTrue(System.nanoTime() < deadline + TimeUnit.SECONDS.toNanos(30),
+                            "the oracle kept the swept transaction: " + oracle.stats());
+                    tm.commit(tm.begin());
+                    Thread.sleep(50);
+                }
+                while (tm.oracle().replica().isAborted(dead)) {
+                    assertTrue(System.nanoTime() < deadline + TimeUnit.SECONDS.toNanos(30),
+                            "the replica kept the swept transaction");
+                    tm.commit(tm.begin());
+                    Thread.sleep(50);
+                }
+                // Forgotten, and still nothing of it is visible: its versions are gone.
+                Transaction after = tm.begin();
+                assertEquals("committed", get(t, after, "existing"));
+                assertEquals("still here", get(t, after, "doomed"));
+                assertEquals(List.of("doomed", "existing"), TestSupport.rows(t, after, new Scan()));
+                tm.commit(after);
+
+                AbortSweeper.Report again = new AbortSweeper(tm, Set.of(excluded), 0, false).sweep();
+                assertEquals(0, again.transactions(), "nothing left to sweep: " + again);
+            }
+        }
+    }
+
+    /** Runs {@link KilledClientMain} against {@code table}, kills it with SIGKILL once it wrote; its start ts. */
+    private static long runAndKillAClient(MiniCluster c, int oraclePort, TableName table) throws Exception {
+        Configuration conf = c.configuration();
+        String javaBin = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        ProcessBuilder pb = new ProcessBuilder(javaBin, "-Xmx256m", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+                "-cp", cp, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", KilledClientMain.class.getName(),
+                conf.get("hbase.zookeeper.quorum"), conf.get("hbase.zookeeper.property.clientPort"),
+                "127.0.0.1:" + oraclePort, table.getNameAsString(), Integer.toString(ROWS));
+        File childLog = new File("target", "swept-client.stderr");
+        pb.redirectError(childLog);
+        Process child = pb.start();
+        CompletableFuture.delayedExecutor(120, TimeUnit.SECONDS).execute(child::destroyForcibly);
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
+                    StandardCharsets.UTF_8));
+            String line;
+            do {
+                line = out.readLine();
+            } while (line != null && !line.startsWith("WRITTEN "));
+            assertNotNull(line, "the child client exited or hung before writing; see " + childLog);
+            return Long.parseLong(line.substring("WRITTEN ".length()).trim());
+        } finally {
+            child.destroyForcibly(); // SIGKILL
+            assertTrue(child.waitFor(30, TimeUnit.SECONDS));
+        }
+    }
+
+    private static int versionsAt(TableName name, long ts) throws Exception {
+        int n = 0;
+        try (Table raw = MiniCluster.get().raw(name); ResultScanner s = raw.getScanner(new Scan().readAllVersions())) {
+            for (Result r : s) {
+                for (Cell cell : r.rawCells()) {
+                    if (cell.getTimestamp() == ts) {
+                        n++;
+                    }
+                }
+            }
+        }
+        return n;
+    }
+}
