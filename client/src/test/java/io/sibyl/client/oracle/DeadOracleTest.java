@@ -67,6 +67,24 @@ class DeadOracleTest {
         return assertInstanceOf(OracleUnavailableException.class, unwrap(e), "wrong failure: " + unwrap(e));
     }
 
+    /**
+     * Connect and handshake timeout of the fail-fast tests: far above {@link #FAST_MS}, so a client that waited for
+     * its timeout instead of noticing the failure cannot pass, while a slow machine has plenty of room.
+     */
+    private static final long PATIENT_TIMEOUT_MS = 60_000;
+    private static final long FAST_MS = 20_000;
+
+    /** Connects with {@link #PATIENT_TIMEOUT_MS}, expecting {@code failure}, and checks it came well before that. */
+    private static <E extends Throwable> E failsFast(Class<E> failure, int port) {
+        long t0 = System.nanoTime();
+        E e = assertThrows(failure, () -> OracleClient.connect("127.0.0.1", port, PATIENT_TIMEOUT_MS));
+        long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertTrue(took < FAST_MS, "failed after " + took + " ms: it waited for the " + PATIENT_TIMEOUT_MS
+                + " ms timeout instead of noticing at once; " + e);
+        assertFalse(e.getMessage().contains("within " + PATIENT_TIMEOUT_MS + " ms"), "timed out: " + e);
+        return e;
+    }
+
     /** A port on which nothing listens (it was free a moment ago). */
     private static int deadPort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
@@ -137,7 +155,7 @@ class DeadOracleTest {
         }
 
         void awaitRequestBytes(long atLeast) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (requestBytes.get() < atLeast) {
                 assertTrue(System.nanoTime() < deadline, "the client's requests never reached the stub oracle");
                 Thread.sleep(5);
@@ -188,7 +206,9 @@ class DeadOracleTest {
                 assertTrue(e.getMessage().contains("unknown outcome"),
                         "the caller must learn the outcome is unknown: " + e.getMessage());
             }
-            assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - dropped) < 2000,
+            // Nothing but the drop completes them (the client has no request timeout): each failing within the
+            // 5 s get above is the promptness; this bounds the whole batch with room for a slow machine.
+            assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - dropped) < FAST_MS,
                     "in-flight requests must fail promptly when the connection drops");
             assertFalse(client.isOpen());
 
@@ -240,10 +260,10 @@ class DeadOracleTest {
                 someIssued.countDown();
             });
             load.start();
-            assertTrue(someIssued.await(5, TimeUnit.SECONDS));
+            assertTrue(someIssued.await(30, TimeUnit.SECONDS));
             server.close();
             serverClosed = true;
-            load.join(10_000);
+            load.join(30_000);
             assertFalse(load.isAlive());
 
             int failed = 0;
@@ -272,10 +292,7 @@ class DeadOracleTest {
                     "the message should say the connection was lost: " + later.getMessage());
             assertTrue(failed > 0 || all.size() < 200_000, "some requests must have been cut off by the close");
 
-            long t0 = System.nanoTime();
-            OracleUnavailableException reconnect = assertThrows(OracleUnavailableException.class,
-                    () -> OracleClient.connect("127.0.0.1", port));
-            assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 3000);
+            OracleUnavailableException reconnect = failsFast(OracleUnavailableException.class, port);
             assertTrue(reconnect.getMessage().contains("127.0.0.1:" + port), reconnect.getMessage());
         }
     }
@@ -283,11 +300,8 @@ class DeadOracleTest {
     @Test
     void connectingToAPortWithNothingListeningFailsFastWithUnavailable() throws Exception {
         int port = deadPort();
-        long t0 = System.nanoTime();
-        OracleUnavailableException e = assertThrows(OracleUnavailableException.class,
-                () -> OracleClient.connect("127.0.0.1", port));
-        long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-        assertTrue(took < 3000, "connection refused must not wait for the connect timeout; took " + took + " ms");
+        // Connection refused must not wait for the connect timeout.
+        OracleUnavailableException e = failsFast(OracleUnavailableException.class, port);
         assertTrue(e.getMessage().contains("127.0.0.1:" + port), "which address? " + e.getMessage());
         assertTrue(e.getMessage().contains("cannot connect"), e.getMessage());
         assertEquals(0, e.code());
@@ -305,10 +319,7 @@ class DeadOracleTest {
             });
             hangUp.setDaemon(true);
             hangUp.start();
-            long t0 = System.nanoTime();
-            OracleUnavailableException e = assertThrows(OracleUnavailableException.class,
-                    () -> OracleClient.connect("127.0.0.1", listener.getLocalPort()));
-            assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 3000);
+            OracleUnavailableException e = failsFast(OracleUnavailableException.class, listener.getLocalPort());
             assertTrue(e.getMessage().contains("127.0.0.1:" + listener.getLocalPort()), e.getMessage());
         }
     }
@@ -321,18 +332,15 @@ class DeadOracleTest {
                     s.getInputStream().read();
                     s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".getBytes());
                     s.getOutputStream().flush();
-                    Thread.sleep(5000);
+                    Thread.sleep(PATIENT_TIMEOUT_MS);
                 } catch (IOException | InterruptedException ignored) {
                     // test over
                 }
             });
             http.setDaemon(true);
             http.start();
-            long t0 = System.nanoTime();
-            OracleUnavailableException e = assertThrows(OracleUnavailableException.class,
-                    () -> OracleClient.connect("127.0.0.1", listener.getLocalPort()));
-            assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 3000,
-                    "a reply that cannot be an oracle frame must fail the handshake at once");
+            // A reply that cannot be an oracle frame must fail the handshake at once.
+            OracleUnavailableException e = failsFast(OracleUnavailableException.class, listener.getLocalPort());
             assertTrue(e.getMessage().contains("127.0.0.1:" + listener.getLocalPort()), e.getMessage());
             http.interrupt();
         }
@@ -358,10 +366,7 @@ class DeadOracleTest {
             });
             refuse.setDaemon(true);
             refuse.start();
-            long t0 = System.nanoTime();
-            OracleException e = assertThrows(OracleException.class,
-                    () -> OracleClient.connect("127.0.0.1", listener.getLocalPort()));
-            assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 3000);
+            OracleException e = failsFast(OracleException.class, listener.getLocalPort());
             assertTrue(e.getMessage().contains("upgrade the older side"), "the oracle's reason is lost: " + e);
         }
     }
