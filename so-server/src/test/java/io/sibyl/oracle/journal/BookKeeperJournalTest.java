@@ -140,22 +140,28 @@ class BookKeeperJournalTest {
         o.journal().append(null, () -> events.add("first barrier")); // nothing outstanding: runs at once
         assertEquals(List.of("first barrier"), events);
 
+        // When the callbacks ran is taken inside them: a look from this thread after a sleep would fail whenever
+        // a busy machine delays this thread past the 300 ms.
         long t0 = System.nanoTime();
+        long[] ranAt = new long[2];
         CountDownLatch done = new CountDownLatch(2);
         o.journal().append(model.nextBlock(3), () -> {
+            ranAt[0] = System.nanoTime();
             events.add("block");
             done.countDown();
         });
         o.journal().append(null, () -> {
+            ranAt[1] = System.nanoTime();
             events.add("barrier");
             done.countDown();
         });
-        Thread.sleep(100);
-        assertEquals(List.of("first barrier"), events, "the barrier waits for the block, which waits for its time");
         assertTrue(done.await(10, TimeUnit.SECONDS));
-        long waitedMs = (System.nanoTime() - t0) / 1_000_000;
-        assertTrue(waitedMs >= 250, "time trigger fired after about 300 ms, not " + waitedMs);
-        assertEquals(List.of("first barrier", "block", "barrier"), events);
+        assertEquals(List.of("first barrier", "block", "barrier"), events, "the barrier waits for the block");
+        for (int i = 0; i < 2; i++) {
+            long waitedMs = (ranAt[i] - t0) / 1_000_000;
+            assertTrue(waitedMs >= 250, events.get(i + 1) + " ran " + waitedMs + " ms after the append: the time"
+                    + " trigger fires after about 300 ms");
+        }
 
         // A barrier behind an entry in flight waits for that entry's acknowledgement.
         CountDownLatch second = new CountDownLatch(1);
@@ -291,14 +297,15 @@ class BookKeeperJournalTest {
         // Expire the session the classic way: another client joins it with its id and password, then closes.
         ZooKeeper twin = new ZooKeeper(cluster.zkConnect(), s.zkSessionTimeoutMs(), e -> { },
                 writer.zk().getSessionId(), writer.zk().getSessionPasswd());
-        CountDownLatch connected = new CountDownLatch(1);
-        for (int i = 0; i < 100 && !twin.getState().isConnected(); i++) {
+        // The twin must really join the session before it closes it (a slow machine may take seconds to connect).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!twin.getState().isConnected() && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
-        connected.countDown();
+        assertTrue(twin.getState().isConnected(), "the twin joined the writer's session: " + twin.getState());
         twin.close();
 
-        assertTrue(writer.fatal().await(15), "session loss is fatal");
+        assertTrue(writer.fatal().await(30), "session loss is fatal");
         assertTrue(writer.fatal().reason.get().contains("ZooKeeper"), writer.fatal().reason.get());
         AtomicBoolean ran = new AtomicBoolean();
         writer.journal().append(model.nextBlock(2), () -> ran.set(true));
