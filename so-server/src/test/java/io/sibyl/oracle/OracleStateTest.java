@@ -269,19 +269,24 @@ class OracleStateTest {
 
     @Test
     void aLostClientsReadersHoldTheLowWatermarkForTheGracePeriodOnly() throws InterruptedException {
-        OracleState s = new OracleState(ROOMY.withReaderGrace(300));
+        long graceMs = 1000;
+        OracleState s = new OracleState(ROOMY.withReaderGrace(graceMs));
         long a = s.begin(1);
         long c = s.begin(2);
         s.begin(1);
         long lost = System.nanoTime();
         s.disconnect(1);
-        assertEquals(a, s.lowWatermark(), "the lost client may go on reading its snapshot for a while");
-        long deadline = lost + 10_000_000_000L;
+        long held = s.lowWatermark();
+        // Only a look taken within the grace period must see it held (a busy machine may stall this thread past it).
+        if (System.nanoTime() - lost < graceMs * 1_000_000L) {
+            assertEquals(a, held, "the lost client may go on reading its snapshot for a while");
+        }
+        long deadline = lost + 20_000_000_000L;
         while (s.lowWatermark() != c && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
         assertEquals(c, s.lowWatermark(), "after the grace period only running transactions count");
-        assertTrue(System.nanoTime() - lost >= 300_000_000L, "held for the whole grace period");
+        assertTrue(System.nanoTime() - lost >= graceMs * 1_000_000L, "held for the whole grace period");
     }
 
     @Test
