@@ -43,7 +43,7 @@ class WatermarkQueryTest {
                 assertEquals(held, collector.lowWatermark());
             }
             long closed = System.nanoTime();
-            long deadline = closed + 5_000_000_000L;
+            long deadline = closed + 20_000_000_000L;
             long now = collector.lowWatermark();
             while (now <= held && System.nanoTime() < deadline) {
                 Thread.sleep(20);
