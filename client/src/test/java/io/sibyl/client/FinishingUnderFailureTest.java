@@ -39,6 +39,21 @@ class FinishingUnderFailureTest {
         }
     }
 
+    /**
+     * The oracle's decision on {@code startTs} once it has one. A commit whose reply was lost went out on another
+     * connection (through the proxy's threads): on a busy machine this query can overtake it, so RUNNING means
+     * "not there yet" and is asked again; a commit that never arrives stays RUNNING and fails the caller's check.
+     */
+    private static TransactionStatus decision(int port, long startTs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        TransactionStatus st = askOracle(port, startTs);
+        while (st.state() == TransactionStatus.State.RUNNING && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            st = askOracle(port, startTs);
+        }
+        return st;
+    }
+
     private static String readCommitted(TTable t, int oraclePort, String row) throws Exception {
         try (TransactionManager tm = TransactionManager.create(MiniCluster.get().connection(), "127.0.0.1",
                 oraclePort)) {
@@ -67,7 +82,7 @@ class FinishingUnderFailureTest {
                 put(t, tx, "k", "v1");
                 proxy.dropReplies(); // the commit reaches the oracle; its answer never comes back
                 assertThrows(CommitOutcomeUnknownException.class, () -> tm.commit(tx));
-                assertEquals(TransactionStatus.State.COMMITTED, askOracle(oracle.port(), tx.getStartTimestamp()).state());
+                assertEquals(TransactionStatus.State.COMMITTED, decision(oracle.port(), tx.getStartTimestamp()).state());
                 IllegalStateException refused = assertThrows(IllegalStateException.class, () -> tm.rollback(tx));
                 assertTrue(refused.getMessage().contains("commit outcome is unknown"), refused.getMessage());
             }
@@ -82,9 +97,11 @@ class FinishingUnderFailureTest {
         try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0));
              ReplyProxy proxy = new ReplyProxy(oracle.port());
              TTable t = new TTable(c.connection(), table)) {
+            long[] started = new long[1];
             try (TransactionManager tm = impatientManager(proxy)) {
                 assertThrows(CommitOutcomeUnknownException.class, () -> tm.run(tx -> {
                     try {
+                        started[0] = tx.getStartTimestamp();
                         put(t, tx, "k", "v1");
                         proxy.dropReplies();
                         tm.commit(tx);
@@ -94,6 +111,7 @@ class FinishingUnderFailureTest {
                     return null;
                 }));
             }
+            assertEquals(TransactionStatus.State.COMMITTED, decision(oracle.port(), started[0]).state());
             assertEquals("v1", readCommitted(t, oracle.port(), "k"));
         }
     }
