@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * kill is aborted (also after T_max passes it), no timestamp is handed out twice. The second process then stops
  * cleanly on SIGTERM.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class OracleKillTest {
     @RegisterExtension
     static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
@@ -38,7 +38,7 @@ class OracleKillTest {
         RecoveryWorkload work = new RecoveryWorkload(200);
         // The first process keeps a large commit window: T_max stays low, so what runs at the kill is above it.
         try (OracleProcess first = new OracleProcess("first", flags(zk, 1 << 16))) {
-            int port = first.awaitReady(30_000);
+            int port = first.awaitReady(60_000);
             AtomicBoolean stop = new AtomicBoolean();
             try (OracleClient c1 = OracleClient.connect("127.0.0.1", port)) {
                 List<Thread> load = work.start(c1, 6, Integer.MAX_VALUE, stop);
@@ -66,7 +66,7 @@ class OracleKillTest {
         assertTrue(work.running.size() >= 10, work.toString());
 
         try (OracleProcess second = new OracleProcess("second", flags(zk, 16))) {
-            int port = second.awaitReady(30_000);
+            int port = second.awaitReady(60_000);
             String recovered = second.awaitLine("recovered journal:", 1_000);
             assertTrue(recovered.contains("epoch 2") && recovered.contains("in doubt now ("), recovered);
             try (OracleClient c2 = OracleClient.connect("127.0.0.1", port)) {

@@ -31,7 +31,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * acknowledged commit is committed afterwards, transactions running at the takeover end aborted (for the oracle and
  * for replicas, also after T_max passes them), and no timestamp is handed out twice; then once more.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class OracleRecoveryTest {
     /**
      * The first oracle keeps a large commit window, so T_max stays low and everything it decides lies in the range
@@ -154,9 +154,9 @@ class OracleRecoveryTest {
         }
     }
 
-    /** The listening socket of a stopped oracle refuses connections (within a few seconds). */
+    /** The listening socket of a stopped oracle refuses connections (within 20 s: a busy machine is slow). */
     static void assertClosed(int port) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (System.nanoTime() < deadline) {
             try {
                 new Socket("127.0.0.1", port).close();
@@ -169,7 +169,7 @@ class OracleRecoveryTest {
     }
 
     static void waitClosed(OracleClient client) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (client.isOpen() && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
