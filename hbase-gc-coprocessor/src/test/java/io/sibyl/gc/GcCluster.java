@@ -36,8 +36,20 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class GcCluster implements BeforeAllCallback, ExtensionContext.Store.CloseableResource {
     /** Commits the oracle remembers before T_max passes the oldest (the window is a fixed ring). */
     static final int COMMIT_WINDOW = 64;
-    /** The oracle's reader.grace.ms: short, so that a test can wait for a lost reader's hold to end. */
-    static final long READER_GRACE_MS = 1500;
+    /**
+     * The oracle's reader.grace.ms: short, so that a test can wait for a lost reader's hold to end, but not so short
+     * that a busy machine breaks other tests. Clients stop reading after half of it without a frame from the oracle
+     * (heartbeats come every tenth of it): at 1.5 s a 750 ms stall of this JVM (minicluster, compactions, GC) failed
+     * any test's read with SnapshotExpiredException, and a compaction slower than 750 ms ran past a lost reader's
+     * hold.
+     */
+    static final long READER_GRACE_MS = 6000;
+    /**
+     * How long a flush or compaction of the collected tables waits for the oracle's low watermark (production
+     * default 2 s). A busy test machine may miss 2 s, and then the compaction removes nothing and a test that
+     * expects removal fails; tests of an unreachable oracle set their own short timeouts per table.
+     */
+    static final long WATERMARK_TIMEOUT_MS = 30_000;
     private static volatile GcCluster instance;
     private static final AtomicInteger TABLES = new AtomicInteger();
 
@@ -58,6 +70,7 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
                 .withCapacities(1 << 12, COMMIT_WINDOW, 1 << 10).withReaderGrace(READER_GRACE_MS));
         hbase = EmbeddedHBase.start(c -> {
             c.setInt("hbase.client.retries.number", 10);
+            c.setLong(GcSettings.WATERMARK_TIMEOUT_MS, WATERMARK_TIMEOUT_MS);
             c.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port()); // what hbase-site.xml would say
         });
         connection = ConnectionFactory.createConnection(configuration());

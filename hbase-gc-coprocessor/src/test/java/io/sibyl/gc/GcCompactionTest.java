@@ -170,10 +170,13 @@ class GcCompactionTest {
         long lostAt = System.nanoTime();
         long second = commitValue(table, "v2");
         assertTrue(second > reader && reader > first);
-        assumeTrue(System.nanoTime() - lostAt < GcCluster.READER_GRACE_MS * 1_000_000L / 2,
-                "the machine is too slow to compact within the grace period");
         flushAndCompact(table);
-        assertEquals(List.of(second, first), versions(table), "v1 is spared while the lost reader may read it");
+        List<Long> afterCompaction = versions(table);
+        // The compaction asked for the watermark before it finished, so if it finished within the grace period
+        // (less a second: the oracle may have noticed the lost connection a little before lostAt) the hold was on.
+        assumeTrue(System.nanoTime() - lostAt < (GcCluster.READER_GRACE_MS - 1000) * 1_000_000L,
+                "the machine is too slow to compact within the grace period");
+        assertEquals(List.of(second, first), afterCompaction, "v1 is spared while the lost reader may read it");
         awaitCollected(table, List.of(second));
         assertTrue(System.nanoTime() - lostAt >= GcCluster.READER_GRACE_MS * 1_000_000L,
                 "v1 was spared for the whole grace period");
@@ -352,7 +355,7 @@ class GcCompactionTest {
 
     /** The watermark moves on when the oracle applies a one-way FINISH: compact until it has. */
     private static void awaitCollected(TableName table, List<Long> expected) throws Exception {
-        long deadline = System.nanoTime() + 10_000_000_000L;
+        long deadline = System.nanoTime() + 60_000_000_000L;
         while (true) {
             flushAndCompact(table);
             if (versions(table).equals(expected) || System.nanoTime() > deadline) {
