@@ -70,9 +70,11 @@ class StandbyTakeoverTest {
                     assertTrue(first.process.waitFor(10, TimeUnit.SECONDS));
                     assertEquals(137, first.process.exitValue(), "killed by SIGKILL");
 
-                    int port = second.awaitReady(15_000);
+                    // Generous: the standby must notice, fence and replay the tail, in a JVM that competes for the
+                    // CPU with the bookies, ZooKeeper and the load (the time it took is printed below).
+                    int port = second.awaitReady(60_000);
                     assertTrue(port > 0);
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
                     LeaderRecord after = LeaderZnode.read(zk, leaderZnode);
                     while (System.nanoTime() < deadline && (after == null || load.firstCommitOf(after.epoch()) < 0)) {
                         Thread.sleep(10);
@@ -112,7 +114,7 @@ class StandbyTakeoverTest {
                 assertTrue(second.process.waitFor(20, TimeUnit.SECONDS), "the new leader stops on SIGTERM");
                 assertEquals(143, second.process.exitValue(), "a clean stop, not a fatal error");
                 assertTrue(second.stderrLines("stops serving").isEmpty(), "no fatal error at shutdown");
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
                 while (LeaderZnode.read(zk, leaderZnode) != null && System.nanoTime() < deadline) {
                     Thread.sleep(10);
                 }
