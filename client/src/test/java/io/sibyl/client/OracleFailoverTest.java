@@ -270,8 +270,23 @@ class OracleFailoverTest {
             first.process.destroyForcibly();
             assertTrue(first.process.waitFor(10, TimeUnit.SECONDS));
             long killedAt = System.nanoTime();
-            assertEquals(7, getInt(t, reader, "row"), "within half the grace period the snapshot is still read");
-            assertTrue(System.nanoTime() - killedAt < graceMs / 2 * 1_000_000L, "the read above was in time");
+            // The read window (half the grace) runs from the last frame heard, before the kill. A busy machine may
+            // use it up before the read below ends, so the read must succeed only if it provably ended within it.
+            long heardAgoMs = reader.begunOn().millisSinceHeard();
+            long readStart = System.nanoTime();
+            Long early;
+            try {
+                early = getInt(t, reader, "row");
+            } catch (SnapshotExpiredException late) {
+                early = null;
+            }
+            long endedAfterMs = heardAgoMs + (System.nanoTime() - readStart) / 1_000_000;
+            if (endedAfterMs < graceMs / 2) {
+                assertEquals(Long.valueOf(7), early, "within half the grace period the snapshot is still read");
+            } else {
+                System.out.println("read after the kill not checked: it ended " + endedAfterMs + " ms after the last"
+                        + " frame from the oracle, past the read window");
+            }
             while (System.nanoTime() - killedAt < graceMs / 2 * 1_000_000L) {
                 Thread.sleep(50);
             }
