@@ -123,6 +123,33 @@ class AbortSweeperTest {
         }
     }
 
+    @Test
+    void aClientThatLostItsOracleStopsWritingHalfTheReaderGraceAfterItLastHeardFromIt() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("late_writes", "cf");
+        OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 16, 1 << 16, 1 << 10).withReaderGrace(1000));
+        try (TransactionManager tm = TransactionManager.create(c.connection(), "127.0.0.1", oracle.port());
+             TTable t = new TTable(c.connection(), name)) {
+            Transaction tx = tm.begin();
+            put(t, tx, "early", "sent in time");
+            tx.flush();
+            assertEquals(1, versionsAt(name, tx.getStartTimestamp()));
+            oracle.close(); // the oracle is gone: it aborted tx, and the sweeper may take tx once the grace is over
+            while (tx.begunOn().millisSinceHeard() <= tx.begunOn().readWindowMillis()) {
+                Thread.sleep(20);
+            }
+            put(t, tx, "late", "must not reach HBase");
+            SnapshotExpiredException e = org.junit.jupiter.api.Assertions.assertThrows(SnapshotExpiredException.class,
+                    tx::flush);
+            assertTrue(e.getMessage().contains("cannot write any more"), e.getMessage());
+            assertEquals(1, versionsAt(name, tx.getStartTimestamp()), "nothing was sent after the window");
+            tm.rollback(tx);
+        } finally {
+            oracle.close();
+        }
+    }
+
     /** Runs {@link KilledClientMain} against {@code table}, kills it with SIGKILL once it wrote; its start ts. */
     private static long runAndKillAClient(MiniCluster c, int oraclePort, TableName table) throws Exception {
         Configuration conf = c.configuration();
