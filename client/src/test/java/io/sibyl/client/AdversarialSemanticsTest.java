@@ -751,6 +751,254 @@ class AdversarialSemanticsTest {
         buffered.commit(reader);
     }
 
+
+    // ---- random differential test against plain HBase -------------------------------------------------------------
+
+    /**
+     * Seeded random transactions (puts, column, family and row deletes, on a pre-split table) checked after every few
+     * operations with random gets and scans (ranges with either bound inclusive, reversed, limits, batches, caching,
+     * column selection, per-family limits, filters) against a plain HBase table holding the same logical data (explicit
+     * increasing timestamps, so HBase's own delete markers behave). Meanwhile other transactions leave rolled-back,
+     * still-running and committed-after-the-reader-began versions that the reads must not show.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "seed {0}")
+    @org.junit.jupiter.params.provider.ValueSource(longs = {1, 2, 3})
+    void randomTransactionsReadLikeAPlainHBaseTable(long seed) throws Exception {
+        java.util.Random rnd = new java.util.Random(seed);
+        MiniCluster c = MiniCluster.get();
+        TTable t = new TTable(c.connection(), c.createTable("advrand", new byte[][] {b("r5"), b("s")}, "cf", "cf2"));
+        List<String> ownRows = List.of("r0", "r1", "r2", "r3", "r4", "r4a", "r5", "r6", "r7", "r8", "r9", "r55");
+        List<String> otherRows = List.of("s0", "s1", "s2");
+        long[] mirrorTs = {1};
+        try (Table plain = plainTable("advrand")) {
+            for (int round = 0; round < 8; round++) {
+                TransactionManager tm = List.of(buffered, writeThrough, oneVersion).get(round % 3);
+                // Noise: a rolled-back writer, a writer left running, and one that commits after the reader began.
+                Transaction rolledBack = writeThrough.begin();
+                randomOps(rnd, t, rolledBack, null, null, ownRows, 6);
+                writeThrough.rollback(rolledBack);
+                Transaction running = oneVersion.begin();
+                randomOps(rnd, t, running, null, null, ownRows, 6);
+                Transaction committedAfter = writeThrough.begin();
+                List<Runnable> committedAfterOps = new ArrayList<>();
+                randomOps(rnd, t, committedAfter, plain, committedAfterOps, otherRows, 4);
+                Transaction tx = tm.begin();
+                writeThrough.commit(committedAfter); // after tx began: invisible to it, visible to later ones
+                for (int step = 0; step < 5; step++) {
+                    randomOps(rnd, t, tx, plain, null, ownRows, 3 + rnd.nextInt(4));
+                    for (int k = 0; k < 6; k++) {
+                        compareRandomRead(rnd, t, tx, plain, "seed " + seed + " round " + round + " step " + step);
+                    }
+                }
+                tm.commit(tx);
+                oneVersion.rollback(running);
+                for (Runnable op : committedAfterOps) {
+                    op.run();
+                }
+                Transaction reader = List.of(oneVersion, buffered, writeThrough).get(round % 3).begin();
+                for (int k = 0; k < 10; k++) {
+                    compareRandomRead(rnd, t, reader, plain, "seed " + seed + " after round " + round);
+                }
+                reader.manager().commit(reader);
+            }
+        }
+    }
+
+    /** Explicit timestamps of the plain mirror's mutations, so that a put after a delete is never masked by it. */
+    private long mirrorClock = 1;
+
+    /**
+     * Random puts and deletes in {@code tx}; each is applied to {@code plain} (if given) at once, or queued in
+     * {@code later} (if given) to apply after a commit, with the next mirror timestamp.
+     */
+    private void randomOps(java.util.Random rnd, TTable t, Transaction tx, Table plain, List<Runnable> later,
+                           List<String> rows, int count) throws IOException {
+        List<String> values = List.of("v1", "v2", "match", "x", "");
+        List<String> qualifiers = List.of("a", "b", "c");
+        for (int i = 0; i < count; i++) {
+            byte[] row = b(rows.get(rnd.nextInt(rows.size())));
+            byte[] fam = rnd.nextBoolean() ? CF : CF2;
+            byte[] q = b(qualifiers.get(rnd.nextInt(qualifiers.size())));
+            int kind = rnd.nextInt(10);
+            Put p = null;
+            Delete d = null;
+            Runnable mirror;
+            long ts = mirrorClock++;
+            if (kind < 6) {
+                byte[] v = b(values.get(rnd.nextInt(values.size())));
+                p = new Put(row).addColumn(fam, q, v);
+                if (rnd.nextInt(3) == 0) {
+                    p.addColumn(fam == CF ? CF2 : CF, b(qualifiers.get(rnd.nextInt(3))), b("second"));
+                }
+                Put mp = new Put(row);
+                for (Cell cell : p.getFamilyCellMap().values().stream().flatMap(List::stream).toList()) {
+                    mp.addColumn(CellUtil.cloneFamily(cell), CellUtil.cloneQualifier(cell), ts,
+                            CellUtil.cloneValue(cell));
+                }
+                mirror = () -> io(() -> plain.put(mp));
+            } else if (kind < 8) {
+                d = rnd.nextBoolean() ? new Delete(row).addColumn(fam, q) : new Delete(row).addColumns(fam, q);
+                Delete md = new Delete(row).addColumns(fam, q, ts);
+                mirror = () -> io(() -> plain.delete(md));
+            } else if (kind < 9) {
+                d = new Delete(row).addFamily(fam);
+                Delete md = new Delete(row).addFamily(fam, ts);
+                mirror = () -> io(() -> plain.delete(md));
+            } else {
+                d = new Delete(row);
+                Delete md = new Delete(row, ts);
+                mirror = () -> io(() -> plain.delete(md));
+            }
+            if (p != null) {
+                t.put(tx, p);
+            } else {
+                t.delete(tx, d);
+            }
+            if (later != null) {
+                later.add(mirror);
+            } else if (plain != null) {
+                mirror.run();
+            }
+        }
+    }
+
+    private interface IoAction {
+        void run() throws IOException;
+    }
+
+    private static void io(IoAction a) {
+        try {
+            a.run();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static byte[] randomRow(java.util.Random rnd) {
+        List<String> rows = List.of("", "r", "r0", "r2", "r4", "r4a", "r5", "r55", "r6", "r9", "s", "s1", "t");
+        return b(rows.get(rnd.nextInt(rows.size())));
+    }
+
+    private static org.apache.hadoop.hbase.filter.Filter randomFilter(java.util.Random rnd) {
+        switch (rnd.nextInt(9)) {
+            case 0 -> {
+                return new ValueFilter(CompareOperator.EQUAL, new BinaryComparator(b("match")));
+            }
+            case 1 -> {
+                SingleColumnValueFilter f = new SingleColumnValueFilter(CF, b("a"), CompareOperator.EQUAL,
+                        b("match"));
+                f.setFilterIfMissing(rnd.nextBoolean());
+                return f;
+            }
+            case 2 -> {
+                return new ColumnPrefixFilter(b("b"));
+            }
+            case 3 -> {
+                return new KeyOnlyFilter();
+            }
+            case 4 -> {
+                return new FirstKeyOnlyFilter();
+            }
+            case 5 -> {
+                return new PrefixFilter(b("r4"));
+            }
+            case 6 -> {
+                return new ValueFilter(CompareOperator.NOT_EQUAL, new BinaryComparator(b("v1")));
+            }
+            case 7 -> {
+                return new FilterList(FilterList.Operator.MUST_PASS_ONE, new ColumnPrefixFilter(b("c")),
+                        new ValueFilter(CompareOperator.EQUAL, new BinaryComparator(b("v2"))));
+            }
+            default -> {
+                return null;
+            }
+        }
+    }
+
+    private static void compareRandomRead(java.util.Random rnd, TTable t, Transaction tx, Table plain, String where)
+            throws IOException {
+        if (rnd.nextInt(3) == 0) {
+            List<Get> gets = new ArrayList<>();
+            int n = 1 + rnd.nextInt(4);
+            for (int i = 0; i < n; i++) {
+                byte[] row = randomRow(rnd);
+                Get g = new Get(row.length == 0 ? b("r0") : row);
+                switch (rnd.nextInt(4)) {
+                    case 0 -> g.addFamily(rnd.nextBoolean() ? CF : CF2);
+                    case 1 -> g.addColumn(CF, b("a")).addColumn(CF2, b("b"));
+                    default -> {
+                    }
+                }
+                if (rnd.nextInt(3) == 0) {
+                    g.setFilter(randomFilter(rnd));
+                }
+                if (rnd.nextInt(5) == 0) {
+                    g.setMaxResultsPerColumnFamily(1 + rnd.nextInt(2));
+                }
+                gets.add(g);
+            }
+            List<String> expected = new ArrayList<>();
+            for (Result r : plain.get(gets)) {
+                expected.add(describe(r));
+            }
+            List<String> actual = new ArrayList<>();
+            for (Result r : t.get(tx, gets)) {
+                actual.add(describe(r));
+            }
+            assertEquals(expected, actual, where + ": " + gets);
+            Get one = gets.get(0);
+            assertEquals(plain.exists(one), t.exists(tx, one), where + ": exists " + one);
+            return;
+        }
+        Scan s = new Scan();
+        byte[] start = randomRow(rnd);
+        byte[] stop = randomRow(rnd);
+        boolean reversed = rnd.nextInt(3) == 0;
+        if ((Bytes.compareTo(start, stop) > 0) != reversed && start.length > 0 && stop.length > 0) {
+            byte[] x = start;
+            start = stop;
+            stop = x;
+        }
+        if (rnd.nextBoolean()) {
+            s.withStartRow(start, rnd.nextBoolean());
+        }
+        if (rnd.nextBoolean()) {
+            s.withStopRow(stop, rnd.nextBoolean());
+        }
+        s.setReversed(reversed);
+        org.apache.hadoop.hbase.filter.Filter f = rnd.nextInt(3) == 0 ? randomFilter(rnd) : null;
+        if (f != null) {
+            s.setFilter(f);
+        }
+        if (rnd.nextInt(4) == 0) {
+            s.setLimit(1 + rnd.nextInt(4));
+        }
+        // (HBase's own limit, batch and region boundaries together count batches as rows: not combined here.)
+        if (rnd.nextInt(4) == 0 && (f == null || !f.hasFilterRow()) && s.getLimit() <= 0) {
+            s.setBatch(1 + rnd.nextInt(2));
+        }
+        if (rnd.nextInt(3) == 0) {
+            s.setCaching(1 + rnd.nextInt(2));
+        }
+        switch (rnd.nextInt(5)) {
+            case 0 -> s.addFamily(rnd.nextBoolean() ? CF : CF2);
+            case 1 -> s.addColumn(CF, b("a")).addColumn(CF2, b("b")).addColumn(CF2, b("c"));
+            default -> {
+            }
+        }
+        if (rnd.nextInt(6) == 0) {
+            s.setMaxResultsPerColumnFamily(1).setRowOffsetPerColumnFamily(rnd.nextInt(2));
+        }
+        List<String> expected;
+        // A region server cannot load families on demand (SingleColumnValueFilter) in a reversed scan.
+        try (ResultScanner rs = plain.getScanner(new Scan(s).setLoadColumnFamiliesOnDemand(false))) {
+            expected = describe(rs);
+        }
+        try (ResultScanner rs = t.getScanner(tx, new Scan(s))) {
+            assertEquals(expected, describe(rs), where + ": " + s);
+        }
+    }
+
     // ---- misuse ---------------------------------------------------------------------------------------------------
 
     @Test
