@@ -45,7 +45,8 @@ import java.util.TreeSet;
 public class TTable implements Closeable {
     private final Connection connection;
     private final TableName name;
-    private final NavigableSet<byte[]> families = new TreeSet<>(Bytes.BYTES_COMPARATOR);
+    /** The column families as of the last look at the table's descriptor (replaced whole, never mutated). */
+    private volatile NavigableSet<byte[]> families;
     private volatile boolean closed;
 
     /**
@@ -57,25 +58,35 @@ public class TTable implements Closeable {
     public TTable(Connection connection, TableName tableName) throws IOException {
         this.connection = connection;
         this.name = tableName;
+        this.families = readFamilies();
+    }
+
+    /**
+     * The table's column families, from its current descriptor, after checking that each can hold transactional
+     * data.
+     */
+    private NavigableSet<byte[]> readFamilies() throws IOException {
         TableDescriptor descriptor;
-        try (Table t = connection.getTable(tableName)) {
+        try (Table t = connection.getTable(name)) {
             descriptor = t.getDescriptor();
         } catch (TableNotFoundException e) {
-            TableNotFoundException clear = new TableNotFoundException("table " + tableName + " does not exist; create"
+            TableNotFoundException clear = new TableNotFoundException("table " + name + " does not exist; create"
                     + " it first (Admin.createTable) with families that keep all versions, e.g."
                     + " TTable.familyDescriptor(\"cf\")");
             clear.initCause(e);
             throw clear;
         }
         requireTransactionalFamilies(descriptor);
+        NavigableSet<byte[]> found = new TreeSet<>(Bytes.BYTES_COMPARATOR);
         for (ColumnFamilyDescriptor f : descriptor.getColumnFamilies()) {
-            families.add(f.getName());
+            found.add(f.getName());
             if (f.getMaxVersions() < Integer.MAX_VALUE / 2) {
                 TransactionManager.LOG.warn("column family {} of {} keeps at most {} versions: a hot cell can lose the"
-                        + " version an older snapshot needs; use Integer.MAX_VALUE", f.getNameAsString(), tableName,
+                        + " version an older snapshot needs; use Integer.MAX_VALUE", f.getNameAsString(), name,
                         f.getMaxVersions());
             }
         }
+        return Collections.unmodifiableNavigableSet(found);
     }
 
     /**
@@ -305,11 +316,19 @@ public class TTable implements Closeable {
         tx.checkRunning();
     }
 
-    private void checkFamily(byte[] family) throws NoSuchColumnFamilyException {
+    private void checkFamily(byte[] family) throws IOException {
+        if (!families.contains(family)) {
+            // The table may have been altered since (Admin.addColumnFamily): a plain Table would use the new family.
+            refreshFamilies();
+        }
         if (!families.contains(family)) {
             throw new NoSuchColumnFamilyException("column family " + Bytes.toStringBinary(family) + " does not exist"
                     + " in table " + name + " (families: " + familyNames() + ")");
         }
+    }
+
+    private synchronized void refreshFamilies() throws IOException {
+        families = readFamilies();
     }
 
     private String familyNames() {

@@ -999,6 +999,29 @@ class AdversarialSemanticsTest {
         }
     }
 
+    @Test
+    void aFamilyAddedAfterTheTTableOpenedCanBeUsedLikeWithAPlainTable() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("advalter", "cf");
+        TTable t = new TTable(c.connection(), name);
+        Transaction before = buffered.begin();
+        TestSupport.put(t, before, "r", "1");
+        buffered.commit(before);
+        try (Admin admin = c.connection().getAdmin()) {
+            admin.addColumnFamily(name, TTable.familyDescriptor(CF2));
+        }
+        Transaction tx = buffered.begin();
+        t.put(tx, new Put(b("r")).addColumn(CF2, b("x"), b("new family")));
+        assertEquals("new family", Bytes.toString(t.get(tx, new Get(b("r")).addFamily(CF2)).getValue(CF2, b("x"))));
+        buffered.commit(tx);
+        Transaction reader = buffered.begin();
+        assertEquals("cf/v=1 cf2/x=new family", cells(t.get(reader, new Get(b("r")))));
+        assertEquals(List.of("r"), TestSupport.rows(t, reader, new Scan().addFamily(CF2)));
+        assertThrows(org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException.class,
+                () -> t.put(reader, new Put(b("r")).addColumn(b("nope"), b("x"), b("y"))));
+        buffered.commit(reader);
+    }
+
     // ---- misuse ---------------------------------------------------------------------------------------------------
 
     @Test
