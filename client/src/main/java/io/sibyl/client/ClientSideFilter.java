@@ -95,6 +95,14 @@ final class ClientSideFilter {
                     }
                     hint = null;
                 }
+                if (filter != null && filter.filterAllRemaining()) {
+                    // A region server's matcher asks before every cell and ends the whole scan there (DONE_SCAN): the
+                    // row keeps the cells taken so far and nothing after them is read (WhileMatchFilter tripped by a
+                    // cell, ColumnCountGetFilter past its count). Asking only between rows would let the rest of the
+                    // row through, and, for filters whose reset() clears the condition, the rest of the scan too.
+                    allRemainingFiltered = true;
+                    break;
+                }
                 boolean include = false;
                 // A region server runs the filter in each family's store: skipping to the next row (or a hint in
                 // another row) ends this family's cells of the row, and the next family is still read.
@@ -123,10 +131,14 @@ final class ClientSideFilter {
                 }
                 if (include) {
                     inFamily++;
-                    if (storeLimit >= 0 && inFamily > storeLimit + Math.max(storeOffset, 0)) {
-                        familyDone = true;
-                    } else if (inFamily > storeOffset) {
+                    if (inFamily > storeOffset) {
                         out.add(filter == null ? c : filter.transformCell(c));
+                        // As StoreScanner does: the family ends with the cell that reaches the limit, so the filter
+                        // never sees the next one (a stateful filter, e.g. ColumnPaginationFilter, would count it,
+                        // and a SingleColumnValueFilter would find its column there when HBase does not).
+                        if (storeLimit >= 0 && inFamily >= storeLimit + storeOffset) {
+                            familyDone = true;
+                        }
                     }
                 }
                 if (endFamily) {

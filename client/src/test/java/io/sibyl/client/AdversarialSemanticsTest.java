@@ -752,6 +752,82 @@ class AdversarialSemanticsTest {
     }
 
 
+    // ---- filters called as a region server calls them -------------------------------------------------------------
+
+    /**
+     * Rows a, b, c written by one transaction and to a plain table; {@code check} compares, for each Get and Scan, the
+     * plain table with the transaction that wrote them (own writes) and with a later one (committed data).
+     */
+    private static void comparesWithPlainHBase(List<Put> rows, List<Supplier<Get>> gets, List<Supplier<Scan>> scans)
+            throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TTable t = new TTable(c.connection(), c.createTable("advfiltercalls", "cf", "cf2"));
+        try (Table plain = plainTable("advfiltercalls")) {
+            Transaction writer = buffered.begin();
+            for (Put p : rows) {
+                put(t, writer, plain, p);
+            }
+            Transaction reader = null;
+            for (int round = 0; round < 2; round++) {
+                Transaction tx = round == 0 ? writer : (reader = buffered.begin());
+                for (Supplier<Get> g : gets) {
+                    assertEquals(describe(plain.get(g.get())), describe(t.get(tx, g.get())),
+                            (round == 0 ? "own writes: " : "committed: ") + g.get());
+                }
+                for (Supplier<Scan> sc : scans) {
+                    try (ResultScanner expected = plain.getScanner(sc.get());
+                         ResultScanner actual = t.getScanner(tx, sc.get())) {
+                        assertEquals(describe(expected), describe(actual),
+                                (round == 0 ? "own writes: " : "committed: ") + sc.get());
+                    }
+                }
+                if (round == 0) {
+                    buffered.commit(writer);
+                }
+            }
+            buffered.commit(reader);
+        }
+    }
+
+    @Test
+    void whileMatchFilterEndsTheScanAtTheFirstCellItRejectsAsHBaseDoes() throws Exception {
+        Supplier<org.apache.hadoop.hbase.filter.Filter> whileNotStop = () -> new WhileMatchFilter(
+                new ValueFilter(CompareOperator.NOT_EQUAL, new BinaryComparator(b("stop"))));
+        comparesWithPlainHBase(List.of(
+                        new Put(b("a")).addColumn(CF, b("a"), b("ok")).addColumn(CF, b("b"), b("ok"))
+                                .addColumn(CF2, b("x"), b("ok")),
+                        new Put(b("b")).addColumn(CF, b("a"), b("ok")).addColumn(CF, b("b"), b("stop"))
+                                .addColumn(CF, b("c"), b("ok")).addColumn(CF2, b("x"), b("ok")),
+                        new Put(b("c")).addColumn(CF, b("a"), b("ok"))),
+                List.of(() -> new Get(b("b")).setFilter(whileNotStop.get()),
+                        () -> new Get(b("a")).setFilter(whileNotStop.get())),
+                List.of(() -> new Scan().setFilter(whileNotStop.get()),
+                        () -> new Scan().setReversed(true).setFilter(whileNotStop.get()),
+                        () -> new Scan().setCaching(1).setFilter(whileNotStop.get())));
+    }
+
+    @Test
+    void aPerFamilyLimitEndsTheFamilyBeforeTheFilterSeesAnotherCellAsHBaseDoes() throws Exception {
+        comparesWithPlainHBase(List.of(
+                        new Put(b("a")).addColumn(CF, b("a"), b("1")).addColumn(CF, b("b"), b("2"))
+                                .addColumn(CF, b("c"), b("3")).addColumn(CF2, b("a"), b("4"))
+                                .addColumn(CF2, b("b"), b("5")).addColumn(CF2, b("c"), b("6")),
+                        new Put(b("b")).addColumn(CF2, b("x"), b("x")).addColumn(CF2, b("y"), b("match"))),
+                List.of(() -> new Get(b("a")).setMaxResultsPerColumnFamily(1)
+                                .setFilter(new ColumnPaginationFilter(2, b("b"))),
+                        () -> {
+                            // The tested column comes after the family's limit: HBase never shows it to the filter.
+                            SingleColumnValueFilter f = new SingleColumnValueFilter(CF2, b("y"),
+                                    CompareOperator.EQUAL, b("match"));
+                            f.setFilterIfMissing(true);
+                            return new Get(b("b")).setMaxResultsPerColumnFamily(1).setFilter(f);
+                        }),
+                List.of(() -> new Scan().setMaxResultsPerColumnFamily(1).setFilter(new ColumnPaginationFilter(2,
+                                b("b"))),
+                        () -> new Scan().setMaxResultsPerColumnFamily(2).setRowOffsetPerColumnFamily(1)
+                                .setFilter(new ColumnPaginationFilter(3, 0))));
+    }
+
     // ---- random differential test against plain HBase -------------------------------------------------------------
 
     /**
@@ -762,7 +838,7 @@ class AdversarialSemanticsTest {
      * still-running and committed-after-the-reader-began versions that the reads must not show.
      */
     @org.junit.jupiter.params.ParameterizedTest(name = "seed {0}")
-    @org.junit.jupiter.params.provider.ValueSource(longs = {1, 2, 3})
+    @org.junit.jupiter.params.provider.ValueSource(longs = {1, 2, 3, 5})
     void randomTransactionsReadLikeAPlainHBaseTable(long seed) throws Exception {
         java.util.Random rnd = new java.util.Random(seed);
         MiniCluster c = MiniCluster.get();
@@ -879,8 +955,8 @@ class AdversarialSemanticsTest {
         return b(rows.get(rnd.nextInt(rows.size())));
     }
 
-    private static org.apache.hadoop.hbase.filter.Filter randomFilter(java.util.Random rnd) {
-        switch (rnd.nextInt(9)) {
+    private static org.apache.hadoop.hbase.filter.Filter randomFilter(java.util.Random rnd, boolean forGet) {
+        switch (rnd.nextInt(19)) {
             case 0 -> {
                 return new ValueFilter(CompareOperator.EQUAL, new BinaryComparator(b("match")));
             }
@@ -909,6 +985,47 @@ class AdversarialSemanticsTest {
                 return new FilterList(FilterList.Operator.MUST_PASS_ONE, new ColumnPrefixFilter(b("c")),
                         new ValueFilter(CompareOperator.EQUAL, new BinaryComparator(b("v2"))));
             }
+            case 8 -> {
+                return new org.apache.hadoop.hbase.filter.MultipleColumnPrefixFilter(new byte[][] {b("a"), b("c")});
+            }
+            case 9 -> {
+                return new org.apache.hadoop.hbase.filter.ColumnRangeFilter(b("b"), rnd.nextBoolean(), b("c"),
+                        rnd.nextBoolean());
+            }
+            case 10 -> {
+                SingleColumnValueFilter f = new org.apache.hadoop.hbase.filter.SingleColumnValueExcludeFilter(CF2,
+                        b("b"), CompareOperator.NOT_EQUAL, b("v2"));
+                f.setFilterIfMissing(rnd.nextBoolean());
+                return f;
+            }
+            case 11 -> {
+                return new org.apache.hadoop.hbase.filter.ColumnPaginationFilter(2, b("b"));
+            }
+            case 12 -> {
+                return new org.apache.hadoop.hbase.filter.SkipFilter(new ValueFilter(CompareOperator.NOT_EQUAL,
+                        new BinaryComparator(b("x"))));
+            }
+            case 13 -> {
+                return new WhileMatchFilter(new ValueFilter(CompareOperator.NOT_EQUAL,
+                        new BinaryComparator(b("match"))));
+            }
+            case 14 -> {
+                return new MultiRowRangeFilter(new ArrayList<>(List.of(
+                        new MultiRowRangeFilter.RowRange(b("r1"), true, b("r4a"), rnd.nextBoolean()),
+                        new MultiRowRangeFilter.RowRange(b("r6"), rnd.nextBoolean(), b("s1"), true))));
+            }
+            case 15 -> {
+                return new org.apache.hadoop.hbase.filter.FuzzyRowFilter(List.of(
+                        new org.apache.hadoop.hbase.util.Pair<>(b("r?"), new byte[] {0, 1})));
+            }
+            case 16 -> {
+                return new org.apache.hadoop.hbase.filter.FamilyFilter(CompareOperator.EQUAL,
+                        new BinaryComparator(CF2));
+            }
+            case 17 -> { // (HBase calls ColumnCountGetFilter unsuitable for scans: used only in gets)
+                return forGet ? new FilterList(FilterList.Operator.MUST_PASS_ALL, new PrefixFilter(b("r")),
+                        new org.apache.hadoop.hbase.filter.ColumnCountGetFilter(2)) : null;
+            }
             default -> {
                 return null;
             }
@@ -930,7 +1047,7 @@ class AdversarialSemanticsTest {
                     }
                 }
                 if (rnd.nextInt(3) == 0) {
-                    g.setFilter(randomFilter(rnd));
+                    g.setFilter(randomFilter(rnd, true));
                 }
                 if (rnd.nextInt(5) == 0) {
                     g.setMaxResultsPerColumnFamily(1 + rnd.nextInt(2));
@@ -966,7 +1083,7 @@ class AdversarialSemanticsTest {
             s.withStopRow(stop, rnd.nextBoolean());
         }
         s.setReversed(reversed);
-        org.apache.hadoop.hbase.filter.Filter f = rnd.nextInt(3) == 0 ? randomFilter(rnd) : null;
+        org.apache.hadoop.hbase.filter.Filter f = rnd.nextInt(3) == 0 ? randomFilter(rnd, false) : null;
         if (f != null) {
             s.setFilter(f);
         }
