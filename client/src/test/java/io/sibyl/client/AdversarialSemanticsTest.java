@@ -653,6 +653,62 @@ class AdversarialSemanticsTest {
         oneVersion.commit(readerOneVersion);
     }
 
+    @Test
+    void aLongReaderOnAnotherClientKeepsItsSnapshotWhileTmaxPassesTheWritersItMustNotSee() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        // A private oracle with a tiny commit window, so that T_max passes the reader and its writers many times.
+        try (io.sibyl.oracle.OracleServer small = io.sibyl.oracle.OracleServer.startInMemory(
+                io.sibyl.oracle.OracleConfig.defaults().withPort(0).withCapacities(64, 8, 1024));
+             TransactionManager writers = TransactionManager.create(c.connection(), "127.0.0.1", small.port());
+             TransactionManager readers = TransactionManager.create(c.connection(), "127.0.0.1", small.port())) {
+            TTable t = new TTable(c.connection(), c.createTable("advtmax", new byte[][] {b("k5")}, "cf"));
+            Transaction init = writers.begin();
+            for (int i = 0; i < 10; i++) {
+                TestSupport.put(t, init, "k" + i, "v0");
+            }
+            writers.commit(init);
+            // Writers that start before the reader and commit after it began: never in its snapshot.
+            List<Transaction> startedBefore = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                Transaction w = writers.begin();
+                TestSupport.put(t, w, "k" + i, "before-" + i);
+                startedBefore.add(w);
+            }
+            Transaction reader = readers.begin();
+            Map<String, Map<String, String>> snapshot = TestSupport.scan(t, reader, new Scan());
+            long lastCommit = 0;
+            for (Transaction w : startedBefore) {
+                try {
+                    writers.commit(w);
+                    lastCommit = w.getCommitTimestamp();
+                } catch (RollbackException e) {
+                    // TOO_OLD: the tiny window moved past it already; its versions must stay invisible too
+                }
+            }
+            assertTrue(lastCommit > reader.getStartTimestamp(), "some writer committed after the reader began");
+            for (int round = 0; round < 300; round++) {
+                final int n = round;
+                writers.run(TestSupport.io(tx -> {
+                    TestSupport.put(t, tx, "k" + (n % 10), "round-" + n);
+                    return null;
+                }));
+                if (round % 50 == 0) {
+                    assertEquals(snapshot, TestSupport.scan(t, reader, new Scan()), "round " + round);
+                }
+            }
+            assertTrue(small.tMax() > lastCommit, "T_max passed every writer");
+            assertEquals(snapshot, TestSupport.scan(t, reader, new Scan()));
+            assertEquals(snapshot, TestSupport.scan(t, reader, new Scan().setReversed(true)));
+            for (int i = 0; i < 10; i++) {
+                assertEquals("v0", TestSupport.get(t, reader, "k" + i));
+            }
+            readers.commit(reader);
+            Transaction after = readers.begin();
+            assertEquals("round-299", TestSupport.get(t, after, "k9"));
+            readers.commit(after);
+        }
+    }
+
     private static void waitForCompaction(Admin admin, TableName name) throws Exception {
         Thread.sleep(200); // a requested compaction may not have started yet
         for (int i = 0; i < 1200 && admin.getCompactionState(name)
