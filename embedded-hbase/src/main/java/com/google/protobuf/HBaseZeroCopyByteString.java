@@ -1,13 +1,14 @@
 package com.google.protobuf;
 
 /**
- * Test-classpath stand-in for hbase-protocol's class of the same name, which extends protobuf 2.5's
+ * Stand-in, for every {@code EmbeddedHBase} user, for hbase-protocol's class of the same name, which extends protobuf 2.5's
  * {@code LiteralByteString}. The build pins protobuf-java 3 (BookKeeper needs it), where that class is gone, so
  * HBase's {@code ByteStringer} failed to initialise with a {@code NoClassDefFoundError}, and with it the master's meta
  * update of a region split (MetaTableAccessor.multiMutate): {@code Admin.split} left the parent region closed for good.
  * {@code ByteStringer} catches exactly {@link IllegalAccessError} from {@link #wrap(byte[])} and then copies bytes
- * instead of wrapping them, so every method here throws it. Test classes come first on the class path, so this one
- * shadows the original in the minicluster the tests run.
+ * instead of wrapping them, so every method here throws it. This module comes before hbase-protocol on the class
+ * path of the modules that use it (a direct dependency before a transitive one), so this class shadows the original
+ * in the minicluster they run. Region servers of a real cluster have their own class path and never see it.
  */
 public final class HBaseZeroCopyByteString {
     private HBaseZeroCopyByteString() {
