@@ -126,6 +126,13 @@ public class TTable implements Closeable {
         return name;
     }
 
+    /** The table's current descriptor, from HBase (as {@link org.apache.hadoop.hbase.client.Table#getDescriptor()}). */
+    public TableDescriptor getDescriptor() throws IOException {
+        try (Table t = connection.getTable(name)) {
+            return t.getDescriptor();
+        }
+    }
+
     Connection connection() {
         return connection;
     }
@@ -195,6 +202,30 @@ public class TTable implements Closeable {
         Get g = new Get(get);
         g.setCheckExistenceOnly(true);
         return Boolean.TRUE.equals(get(tx, g).getExists());
+    }
+
+    /** Like {@link #exists(Transaction, Get)} for several rows, in one batch; the answers in the order of {@code gets}. */
+    public boolean[] exists(Transaction tx, List<Get> gets) throws IOException {
+        List<Get> checks = new ArrayList<>(gets.size());
+        for (Get get : gets) {
+            checks.add(new Get(get).setCheckExistenceOnly(true));
+        }
+        Result[] results = get(tx, checks);
+        boolean[] out = new boolean[results.length];
+        for (int i = 0; i < results.length; i++) {
+            out[i] = Boolean.TRUE.equals(results[i].getExists());
+        }
+        return out;
+    }
+
+    /** Scans every row of one column family, as {@link org.apache.hadoop.hbase.client.Table#getScanner(byte[])}. */
+    public ResultScanner getScanner(Transaction tx, byte[] family) throws IOException {
+        return getScanner(tx, new Scan().addFamily(family));
+    }
+
+    /** Scans one column, as {@link org.apache.hadoop.hbase.client.Table#getScanner(byte[], byte[])}. */
+    public ResultScanner getScanner(Transaction tx, byte[] family, byte[] qualifier) throws IOException {
+        return getScanner(tx, new Scan().addColumn(family, qualifier));
     }
 
     /**
