@@ -21,6 +21,7 @@ import java.io.BufferedReader;
 import java.io.File;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -78,14 +79,25 @@ class AbortSweeperTest {
                 }
                 assertEquals(ROWS + 2, versionsAt(name, dead));
                 assertEquals(1, oracle.stats().abortedSet());
+                // This test's oracle hands out timestamps of its own; the other tests' tables hold versions of the
+                // shared oracle, which can carry the same numbers: out of bounds for this sweep, as a second oracle's
+                // data would be in production (one oracle per HBase cluster).
+                Set<TableName> skip = new HashSet<>(Set.of(excluded));
+                try (Admin admin = c.connection().getAdmin()) {
+                    for (TableName other : admin.listTableNames()) {
+                        if (!other.equals(name) && !other.equals(plain)) {
+                            skip.add(other);
+                        }
+                    }
+                }
 
-                AbortSweeper.Report dry = new AbortSweeper(tm, Set.of(excluded), 0, true).sweep();
+                AbortSweeper.Report dry = new AbortSweeper(tm, skip, 0, true).sweep();
                 assertEquals(ROWS + 2, dry.versionsFound(), dry.toString());
                 assertEquals(0, dry.versionsDeleted(), dry.toString());
                 assertEquals(0, dry.reportedCleanedUp(), dry.toString());
                 assertEquals(ROWS + 2, versionsAt(name, dead), "a dry run deletes nothing");
 
-                AbortSweeper.Report r = new AbortSweeper(tm, Set.of(excluded), 200, false).sweep();
+                AbortSweeper.Report r = new AbortSweeper(tm, skip, 200, false).sweep();
                 assertEquals(1, r.transactions(), r.toString());
                 assertEquals(ROWS + 2, r.versionsFound(), r.toString());
                 assertEquals(ROWS + 2, r.versionsDeleted(), r.toString());
@@ -117,7 +129,7 @@ class AbortSweeperTest {
                 assertEquals(List.of("doomed", "existing"), TestSupport.rows(t, after, new Scan()));
                 tm.commit(after);
 
-                AbortSweeper.Report again = new AbortSweeper(tm, Set.of(excluded), 0, false).sweep();
+                AbortSweeper.Report again = new AbortSweeper(tm, skip, 0, false).sweep();
                 assertEquals(0, again.transactions(), "nothing left to sweep: " + again);
             }
         }
