@@ -34,10 +34,12 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Safe to run at any time, also while transactions run: it only touches transactions that are aborted and that
  * started below the oracle's low watermark, so none of them runs anywhere or can write again, and it takes only
- * those seen so twice, {@code settle} apart (writes a dead client left in flight land in between). It scans every
- * user table that can hold transactional data ({@link TTable#requireTransactionalFamilies}), except the ones
- * {@code excluded}: exclude only tables no transaction writes to, since the versions of a forgotten transaction in a
- * table not scanned would read as committed.
+ * those seen so twice, {@code settle} apart (writes a dead client left in flight land in between). It scans the
+ * tables named, or every user table with a family that can hold transactional data
+ * ({@link TTable#mayHoldTransactionalData}),
+ * except the ones {@code excluded}. Every table this oracle's transactions write to must be scanned, since the
+ * versions of a forgotten transaction in a table not scanned would read as committed; and no table of another
+ * oracle may be, since its versions carry that oracle's timestamps.
  */
 public final class AbortSweeper {
     private static final Logger LOG = LoggerFactory.getLogger(AbortSweeper.class);
@@ -52,22 +54,28 @@ public final class AbortSweeper {
     }
 
     private final TransactionManager manager;
+    private final Set<TableName> only;
     private final Set<TableName> excluded;
     private final long settleMillis;
     private final boolean dryRun;
 
     /**
      * @param manager      its HBase connection and oracle connection are used (it is not closed)
-     * @param excluded     tables not to scan: only tables no transaction writes to
+     * @param only         the tables to scan, if not empty; empty: every user table that can hold transactional
+     *                     data. Name them when other Sibyl deployments (other oracles) keep tables in the same HBase
+     *                     cluster: their versions carry timestamps of their own oracle, which can equal this one's
+     * @param excluded     tables not to scan: only tables no transaction of this oracle writes to
      * @param settleMillis how long a transaction must stay a candidate before it is swept; longer than the HBase
      *                     client's operation timeout, so that no write of a dead client is still in flight
      * @param dryRun       find and count only: delete nothing, report nothing
      */
-    public AbortSweeper(TransactionManager manager, Set<TableName> excluded, long settleMillis, boolean dryRun) {
+    public AbortSweeper(TransactionManager manager, Set<TableName> only, Set<TableName> excluded, long settleMillis,
+                        boolean dryRun) {
         if (settleMillis < 0) {
             throw new IllegalArgumentException("settle time must be >= 0 ms, got " + settleMillis);
         }
         this.manager = manager;
+        this.only = Set.copyOf(only);
         this.excluded = Set.copyOf(excluded);
         this.settleMillis = settleMillis;
         this.dryRun = dryRun;
@@ -75,26 +83,6 @@ public final class AbortSweeper {
 
     /** One sweep: candidates, settle, candidates again, then scan, delete and report those seen both times. */
     public Report sweep() throws IOException, InterruptedException {
-        List<TableName> tables = new ArrayList<>();
-        Map<TableName, String> skipped = new LinkedHashMap<>();
-        try (Admin admin = manager.getConnection().getAdmin()) {
-            for (TableDescriptor d : admin.listTableDescriptors()) {
-                TableName name = d.getTableName();
-                if (name.isSystemTable()) {
-                    continue;
-                }
-                if (excluded.contains(name)) {
-                    skipped.put(name, "excluded");
-                    continue;
-                }
-                try {
-                    TTable.requireTransactionalFamilies(d);
-                    tables.add(name);
-                } catch (IllegalArgumentException cannotHoldTransactions) {
-                    skipped.put(name, "cannot hold transactional data: " + cannotHoldTransactions.getMessage());
-                }
-            }
-        }
         OracleClient oracle = manager.oracle();
         long[] candidates = candidates(oracle);
         if (settleMillis > 0 && candidates.length > 0) {
@@ -102,6 +90,16 @@ public final class AbortSweeper {
                     candidates.length, settleMillis);
             Thread.sleep(settleMillis);
             candidates = both(candidates, candidates(oracle));
+        }
+        // Listed after the settle: a table dropped or disabled meanwhile is seen now, not in the middle of the scan.
+        List<TableName> tables = new ArrayList<>();
+        Map<TableName, String> skipped = new LinkedHashMap<>();
+        listTables(tables, skipped);
+        if (tables.isEmpty() && candidates.length > 0) {
+            throw new IllegalStateException("no table to scan in the HBase cluster at "
+                    + manager.getConnection().getConfiguration().get("hbase.zookeeper.quorum") + " (skipped: "
+                    + skipped + "), yet " + candidates.length + " aborted transactions to sweep: wrong cluster, or"
+                    + " every table excluded? Nothing was reported cleaned up");
         }
         long found = 0;
         long deleted = 0;
@@ -122,6 +120,40 @@ public final class AbortSweeper {
         Report report = new Report(List.copyOf(tables), skipped, candidates.length, found, deleted, reported, dryRun);
         LOG.info("abort sweep: {}", report);
         return report;
+    }
+
+    /**
+     * The tables to scan: those named, or every user table with a family that can hold transactional data, less the
+     * excluded. A table is judged by its families one by one: a family added later with one version does not hide
+     * the transactional families beside it (a TTable opened before keeps writing to them).
+     */
+    private void listTables(List<TableName> tables, Map<TableName, String> skipped) throws IOException {
+        try (Admin admin = manager.getConnection().getAdmin()) {
+            for (TableDescriptor d : admin.listTableDescriptors()) {
+                TableName name = d.getTableName();
+                if (name.isSystemTable()) {
+                    continue;
+                }
+                if (!only.isEmpty() && !only.contains(name)) {
+                    skipped.put(name, "not named");
+                } else if (excluded.contains(name)) {
+                    skipped.put(name, "excluded");
+                } else if (!TTable.mayHoldTransactionalData(d)) {
+                    skipped.put(name, "no column family can hold transactional data (one version, or a TTL)");
+                } else if (!admin.isTableEnabled(name)) {
+                    throw new IllegalStateException("table " + name + " is disabled: enable it so its versions can be"
+                            + " swept, or exclude it if no transaction writes to it; nothing was reported cleaned up");
+                } else {
+                    tables.add(name);
+                }
+            }
+        }
+        for (TableName name : only) {
+            if (!tables.contains(name) && !skipped.containsKey(name)) {
+                throw new IllegalArgumentException("table " + name + " was named but does not exist; nothing was"
+                        + " reported cleaned up");
+            }
+        }
     }
 
     /** Aborted transactions below the low watermark: none of them runs, none can write any more. */

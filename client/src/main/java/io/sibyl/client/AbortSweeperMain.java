@@ -11,8 +11,8 @@ import java.util.Set;
 
 /**
  * {@code bin/sibyl-sweep}: one {@link AbortSweeper} run from the command line, for cron or by hand.
- * {@code sibyl-sweep [--exclude=t1,t2] [--settle-ms=N] [--dry-run] [--key=value ...]}; other keys go to the HBase
- * configuration (on top of the hbase-site.xml on the classpath), e.g. {@code --hbase.zookeeper.quorum=zk1} and
+ * {@code sibyl-sweep (--tables=t1,t2 | --all-tables [--exclude=t3]) [--settle-ms=N] [--dry-run] [--key=value ...]};
+ * other keys go to the HBase configuration (on top of the hbase-site.xml on the classpath), e.g. {@code --hbase.zookeeper.quorum=zk1} and
  * {@code --sibyl.oracle.zk.connect=zk1:2181} or {@code --sibyl.oracle.address=host:port}.
  */
 public final class AbortSweeperMain {
@@ -29,6 +29,8 @@ public final class AbortSweeperMain {
     static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
         Configuration conf = HBaseConfiguration.create();
         Set<TableName> excluded = new HashSet<>();
+        Set<TableName> only = new HashSet<>();
+        boolean allTables = false;
         long settle = DEFAULT_SETTLE_MS;
         boolean dryRun = false;
         for (String a : args) {
@@ -37,12 +39,12 @@ public final class AbortSweeperMain {
                 return 0;
             } else if (a.equals("--dry-run")) {
                 dryRun = true;
+            } else if (a.equals("--all-tables")) {
+                allTables = true;
+            } else if (a.startsWith("--tables=")) {
+                only.addAll(tables(a.substring("--tables=".length())));
             } else if (a.startsWith("--exclude=")) {
-                for (String t : a.substring("--exclude=".length()).split(",")) {
-                    if (!t.isBlank()) {
-                        excluded.add(TableName.valueOf(t.trim()));
-                    }
-                }
+                excluded.addAll(tables(a.substring("--exclude=".length())));
             } else if (a.startsWith("--settle-ms=")) {
                 try {
                     settle = Long.parseLong(a.substring("--settle-ms=".length()).trim());
@@ -59,13 +61,19 @@ public final class AbortSweeperMain {
                 return 2;
             }
         }
+        if (allTables == !only.isEmpty()) {
+            err.println("sibyl-sweep: give either --tables=t1,t2 (every table this oracle's transactions write to) or"
+                    + " --all-tables (every user table that can hold transactional data, when no other Sibyl"
+                    + " deployment keeps tables in this HBase cluster)");
+            return 2;
+        }
         if (conf.get(TransactionManager.ORACLE_ZK_CONNECT) == null && conf.get(TransactionManager.ORACLE_ADDRESS) == null) {
             err.println("sibyl-sweep: name the status oracle with --" + TransactionManager.ORACLE_ZK_CONNECT
                     + "=host:port (HA) or --" + TransactionManager.ORACLE_ADDRESS + "=host:port");
             return 2;
         }
         try (TransactionManager tm = TransactionManager.create(conf)) {
-            AbortSweeper.Report r = new AbortSweeper(tm, excluded, settle, dryRun).sweep();
+            AbortSweeper.Report r = new AbortSweeper(tm, only, excluded, settle, dryRun).sweep();
             out.println((dryRun ? "dry run: " : "") + r.transactions() + " aborted transactions of dead clients, "
                     + r.versionsFound() + " versions found, " + r.versionsDeleted() + " deleted, "
                     + r.reportedCleanedUp() + " reported cleaned up to the oracle");
@@ -80,11 +88,25 @@ public final class AbortSweeperMain {
         }
     }
 
+    private static Set<TableName> tables(String list) {
+        Set<TableName> out = new HashSet<>();
+        for (String t : list.split(",")) {
+            if (!t.isBlank()) {
+                out.add(TableName.valueOf(t.trim()));
+            }
+        }
+        return out;
+    }
+
     private static void usage(PrintStream out) {
-        out.println("sibyl-sweep [--exclude=t1,t2] [--settle-ms=N] [--dry-run] [--key=value ...]");
+        out.println("sibyl-sweep (--tables=t1,t2 | --all-tables [--exclude=t3]) [--settle-ms=N] [--dry-run]"
+                + " [--key=value ...]");
         out.println("  Deletes the versions that aborted transactions of dead clients left in HBase and reports them");
-        out.println("  cleaned up, so the status oracle forgets them (docs/gc.md). Scans every user table that can");
-        out.println("  hold transactional data; --exclude only tables no transaction writes to.");
+        out.println("  cleaned up, so the status oracle forgets them (docs/gc.md).");
+        out.println("  --tables      every table this oracle's transactions write to (a table left out would show");
+        out.println("                the swept transactions' versions there as committed)");
+        out.println("  --all-tables  every user table that can hold transactional data, less --exclude: only when no");
+        out.println("                other Sibyl deployment (another oracle) keeps tables in this HBase cluster");
         out.println("  --settle-ms   a transaction is swept only if it was a candidate this long before (default "
                 + DEFAULT_SETTLE_MS + ",");
         out.println("                above the HBase client's operation timeout, so no write of a dead client is in"

@@ -111,6 +111,19 @@ public class TTable implements Closeable {
         }
     }
 
+    /**
+     * True if some column family of {@code descriptor} could hold transactional data (more than one version, no TTL):
+     * a table with none was never opened as a {@code TTable}, unless all its families were altered since.
+     */
+    static boolean mayHoldTransactionalData(TableDescriptor descriptor) {
+        for (ColumnFamilyDescriptor f : descriptor.getColumnFamilies()) {
+            if (f.getMaxVersions() >= 2 && f.getTimeToLive() == HConstants.FOREVER) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** A column family descriptor fit for transactional data: every version kept, no TTL. */
     public static ColumnFamilyDescriptor familyDescriptor(String family) {
         return familyDescriptor(Bytes.toBytes(family));

@@ -52,6 +52,10 @@ public final class Transaction {
     private final Map<TableName, TableWrites> writes = new LinkedHashMap<>();
     private final Set<Long> rowIds = new HashSet<>();
     private long bufferedBytes;
+    /** When the start timestamp arrived: protection ends for good after a silence of the oracle since then. */
+    private final long begunAtNanos;
+    /** Set by a rollback before it decides what to undo: no write may reach HBase after that. */
+    private boolean writesClosed;
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
@@ -59,6 +63,7 @@ public final class Transaction {
         this.manager = manager;
         this.begunOn = begunOn;
         this.startTs = startTs;
+        this.begunAtNanos = System.nanoTime();
     }
 
     /** The start timestamp T_s: the snapshot this transaction reads, and the version of every cell it writes. */
@@ -153,7 +158,7 @@ public final class Transaction {
      * after the oracle connection is lost, only for a while ({@link OracleClient#snapshotsProtected()}).
      */
     void checkSnapshotReadable() throws SnapshotExpiredException {
-        if (!begunOn.snapshotsProtected()) {
+        if (!begunOn.snapshotsProtected(begunAtNanos)) {
             throw new SnapshotExpiredException(this, begunOn.millisSinceHeard(), begunOn.readWindowMillis());
         }
     }
@@ -235,6 +240,7 @@ public final class Transaction {
     /** Buffers one cell (value or tombstone); the caller then calls {@link #flushIfFull()}. */
     synchronized void buffer(TableWrites w, byte[] row, byte[] family, byte[] qualifier, byte[] value) {
         checkRunning();
+        checkWritesOpen();
         bufferedBytes += w.buffer(row, family, qualifier, value);
         rowIds.add(RowIds.of(w.name.getName(), row));
     }
@@ -242,6 +248,7 @@ public final class Transaction {
     /** Records a row as written even if no cell changes (a delete of a row with nothing visible still conflicts). */
     synchronized void touchRow(TableWrites w, byte[] row) {
         checkRunning();
+        checkWritesOpen();
         rowIds.add(RowIds.of(w.name.getName(), row));
     }
 
@@ -256,13 +263,21 @@ public final class Transaction {
      * HBase may hold some of the batch, so neither reads of its own writes nor a commit could be right any more.
      */
     synchronized void flush() throws IOException {
+        if (bufferedBytes > 0) {
+            checkWritesOpen();
+        }
         try {
-            if (bufferedBytes > 0 && !begunOn.snapshotsProtected()) {
-                // Cut off like reads: a dead client's versions must all be in HBase before the oracle's hold on its
-                // transactions ends, or a clean-up of aborted versions could miss them.
-                throw SnapshotExpiredException.forWrite(this, begunOn.millisSinceHeard(), begunOn.readWindowMillis());
-            }
             for (TableWrites w : writes.values()) {
+                if (w.buffered.isEmpty()) {
+                    continue;
+                }
+                if (!begunOn.snapshotsProtected(begunAtNanos)) {
+                    // Cut off like reads, before each table's batch: a dead client's versions must all be in HBase
+                    // before the oracle's hold on its transactions ends, or a clean-up of aborted versions could miss
+                    // them.
+                    throw SnapshotExpiredException.forWrite(this, begunOn.millisSinceHeard(),
+                            begunOn.readWindowMillis());
+                }
                 w.flush(startTs);
             }
         } catch (IOException | RuntimeException e) {
@@ -301,6 +316,22 @@ public final class Transaction {
             out[i++] = id;
         }
         return out;
+    }
+
+    /**
+     * A rollback begins: from now on no write reaches HBase (a put or flush from another thread fails), so what it
+     * sees sent here is all there will ever be. Returns whether some writes were sent.
+     */
+    synchronized boolean closeForWrites() {
+        writesClosed = true;
+        return hasSentWrites();
+    }
+
+    private void checkWritesOpen() {
+        if (writesClosed) {
+            throw new IllegalStateException("transaction " + startTs + " is being rolled back (by another thread, or"
+                    + " by a closing TransactionManager): it takes no more writes");
+        }
     }
 
     synchronized boolean hasSentWrites() {

@@ -308,6 +308,10 @@ public final class TransactionManager implements AutoCloseable {
         finished(tx);
         tx.markRolledBack(null);
         cleanup.deleteLater(tx, true);
+        if (e instanceof SnapshotExpiredException) {
+            // Not HBase's fault: the oracle went silent, and a new transaction on the next one may well succeed.
+            return new RollbackException(tx, RollbackException.Reason.ORACLE_FAILOVER, e.getMessage(), e);
+        }
         return new RollbackException(tx, RollbackException.Reason.WRITE_FAILED,
                 "sending its writes to HBase failed: " + e, e);
     }
@@ -344,7 +348,7 @@ public final class TransactionManager implements AutoCloseable {
         if (tx.getStatus() != Transaction.Status.RUNNING) {
             return; // finished by the commit that held the claim a moment ago
         }
-        if (!tx.hasSentWrites()) {
+        if (!tx.closeForWrites()) {
             tx.begunOn().finish(tx.getStartTimestamp());
             finished(tx);
             tx.markRolledBack(null);

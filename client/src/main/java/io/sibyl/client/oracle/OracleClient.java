@@ -68,6 +68,8 @@ public final class OracleClient implements AutoCloseable {
     private volatile long startReplies;
     /** When the last frame arrived: the oracle sends one at least every second while the connection lives. */
     private volatile long lastHeardNanos = System.nanoTime();
+    /** Arrival of the first frame after a silence of a whole read window (0: none yet). */
+    private volatile long gapEndedNanos;
     /** Half the oracle's reader grace period (from HELLO): how long snapshots stay readable after the last frame. */
     private volatile long readWindowNanos = Long.MAX_VALUE;
 
@@ -240,6 +242,15 @@ public final class OracleClient implements AutoCloseable {
      */
     public boolean snapshotsProtected() {
         return System.nanoTime() - lastHeardNanos < readWindowNanos;
+    }
+
+    /**
+     * Like {@link #snapshotsProtected()} for a transaction that began at {@code begunAtNanos} ({@link System#nanoTime}):
+     * also false for good once the oracle was silent for a whole read window after it began, even if frames came
+     * again later (a client stalled that long, whose connection the oracle may have given up on meanwhile).
+     */
+    public boolean snapshotsProtected(long begunAtNanos) {
+        return snapshotsProtected() && gapEndedNanos - begunAtNanos < 0;
     }
 
     /** Milliseconds since the last frame from the oracle arrived. */
@@ -538,7 +549,11 @@ public final class OracleClient implements AutoCloseable {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             ByteBuf frame = (ByteBuf) msg;
-            lastHeardNanos = System.nanoTime();
+            long now = System.nanoTime();
+            if (now - lastHeardNanos >= readWindowNanos) {
+                gapEndedNanos = now;
+            }
+            lastHeardNanos = now;
             try {
                 decoder.decode(frame);
             } catch (ProtocolException | IndexOutOfBoundsException e) {
