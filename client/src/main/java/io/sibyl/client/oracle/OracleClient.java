@@ -68,8 +68,11 @@ public final class OracleClient implements AutoCloseable {
     private volatile long startReplies;
     /** When the last frame arrived: the oracle sends one at least every second while the connection lives. */
     private volatile long lastHeardNanos = System.nanoTime();
-    /** Arrival of the first frame after a silence of a whole read window (0: none yet). */
-    private volatile long gapEndedNanos;
+    /**
+     * Arrival of the first frame after a silence of a whole read window; until then the connection's creation, before
+     * any transaction begun on it (System.nanoTime may be negative: no 0 sentinel).
+     */
+    private volatile long gapEndedNanos = lastHeardNanos;
     /** Half the oracle's reader grace period (from HELLO): how long snapshots stay readable after the last frame. */
     private volatile long readWindowNanos = Long.MAX_VALUE;
 
