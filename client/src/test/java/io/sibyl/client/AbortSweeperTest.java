@@ -45,9 +45,9 @@ class AbortSweeperTest {
     @Test
     void sweeperRemovesTheVersionsOfADeadClientsTransactionAndTheOracleForgetsIt() throws Exception {
         MiniCluster c = MiniCluster.get();
-        // An oracle of its own: a short reader grace, so the watermark passes the dead client's transaction soon.
+        // An oracle of its own: a short reader grace (4 s), so the watermark passes the dead client's transaction soon.
         try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 16, 1 << 16, 1 << 10).withReaderGrace(1000));
+                .withCapacities(1 << 16, 1 << 16, 1 << 10).withReaderGrace(4000));
              TransactionManager tm = TransactionManager.create(c.connection(), "127.0.0.1", oracle.port())) {
             TableName name = c.createTable("swept", "cf");
             TableName excluded = c.createTable("sweep_excluded", "cf");
@@ -144,7 +144,7 @@ class AbortSweeperTest {
         MiniCluster c = MiniCluster.get();
         TableName name = c.createTable("late_writes", "cf");
         OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 16, 1 << 16, 1 << 10).withReaderGrace(1000));
+                .withCapacities(1 << 16, 1 << 16, 1 << 10).withReaderGrace(4000));
         try (TransactionManager tm = TransactionManager.create(c.connection(), "127.0.0.1", oracle.port());
              TTable t = new TTable(c.connection(), name)) {
             Transaction tx = tm.begin();
@@ -163,6 +163,46 @@ class AbortSweeperTest {
             tm.rollback(tx);
         } finally {
             oracle.close();
+        }
+    }
+
+    @Test
+    void aTransactionWhoseOracleWasSilentForAWholeReadWindowStaysExpiredWhenFramesComeAgain() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("silence", "cf");
+        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 16, 1 << 16, 1 << 10).withReaderGrace(4000));
+             ReplyProxy proxy = new ReplyProxy(oracle.port());
+             TransactionManager tm = c.manager(java.util.Map.of(TransactionManager.ORACLE_ADDRESS,
+                     "127.0.0.1:" + proxy.port()));
+             TTable t = new TTable(c.connection(), name)) {
+            Transaction init = tm.begin();
+            put(t, init, "row", "v");
+            tm.commit(init);
+            Transaction before = tm.begin();
+            assertEquals("v", get(t, before, "row"));
+            // The oracle's frames (heartbeats every 400 ms) reach the client 3 s late for a while: a silence longer
+            // than the 2 s read window, as a client stalled that long would see it, and then frames again.
+            long window = before.begunOn().readWindowMillis();
+            proxy.delayReplies(3000);
+            Thread.sleep(500);
+            proxy.delayReplies(0);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (before.begunOn().millisSinceHeard() < window) {
+                assertTrue(System.nanoTime() < deadline, "no silence seen");
+                Thread.sleep(20);
+            }
+            while (before.begunOn().millisSinceHeard() > 200) {
+                assertTrue(System.nanoTime() < deadline, "frames did not come again");
+                Thread.sleep(20);
+            }
+            // The oracle may have given up on this connection meanwhile (and the sweeper on its transactions).
+            org.junit.jupiter.api.Assertions.assertThrows(SnapshotExpiredException.class,
+                    () -> get(t, before, "row"));
+            tm.rollback(before);
+            Transaction after = tm.begin();
+            assertEquals("v", get(t, after, "row"), "a transaction begun after the silence reads as usual");
+            tm.commit(after);
         }
     }
 
