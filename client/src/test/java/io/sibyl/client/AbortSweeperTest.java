@@ -2,14 +2,10 @@ package io.sibyl.client;
 
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
 import org.apache.hadoop.hbase.client.Put;
-import org.apache.hadoop.hbase.client.Result;
-import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
@@ -17,20 +13,14 @@ import org.apache.hadoop.hbase.util.Bytes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.io.BufferedReader;
-import java.io.File;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static io.sibyl.client.TestSupport.get;
 import static io.sibyl.client.TestSupport.put;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -77,7 +67,7 @@ class AbortSweeperTest {
                     tm.commit(tm.begin());
                     Thread.sleep(50);
                 }
-                assertEquals(ROWS + 2, versionsAt(name, dead));
+                assertEquals(ROWS + 2, TestSupport.versionsAt(name, dead));
                 assertEquals(1, oracle.stats().abortedSet());
                 // A family added since with HBase's default of one version does not hide the table's other families.
                 try (Admin admin = c.connection().getAdmin()) {
@@ -99,7 +89,7 @@ class AbortSweeperTest {
                 assertEquals(ROWS + 2, dry.versionsFound(), dry.toString());
                 assertEquals(0, dry.versionsDeleted(), dry.toString());
                 assertEquals(0, dry.reportedCleanedUp(), dry.toString());
-                assertEquals(ROWS + 2, versionsAt(name, dead), "a dry run deletes nothing");
+                assertEquals(ROWS + 2, TestSupport.versionsAt(name, dead), "a dry run deletes nothing");
 
                 AbortSweeper.Report r = new AbortSweeper(tm, Set.of(), skip, 200, false).sweep();
                 assertEquals(1, r.transactions(), r.toString());
@@ -109,9 +99,9 @@ class AbortSweeperTest {
                 assertTrue(r.tablesScanned().contains(name), r.toString());
                 assertEquals("excluded", r.tablesSkipped().get(excluded), r.toString());
                 assertTrue(r.tablesSkipped().get(plain).startsWith("no column family can hold"), r.toString());
-                assertEquals(0, versionsAt(name, dead));
-                assertEquals(1, versionsAt(excluded, dead), "an excluded table is not touched");
-                assertEquals(1, versionsAt(plain, dead), "a table that cannot hold transactions is not touched");
+                assertEquals(0, TestSupport.versionsAt(name, dead));
+                assertEquals(1, TestSupport.versionsAt(excluded, dead), "an excluded table is not touched");
+                assertEquals(1, TestSupport.versionsAt(plain, dead), "a table that cannot hold transactions is not touched");
 
                 // Reported cleaned up, the oracle forgets it once no older reader runs.
                 while (oracle.stats().abortedSet() > 0) {
@@ -150,7 +140,7 @@ class AbortSweeperTest {
             Transaction tx = tm.begin();
             put(t, tx, "early", "sent in time");
             tx.flush();
-            assertEquals(1, versionsAt(name, tx.getStartTimestamp()));
+            assertEquals(1, TestSupport.versionsAt(name, tx.getStartTimestamp()));
             oracle.close(); // the oracle is gone: it aborted tx, and the sweeper may take tx once the grace is over
             while (tx.begunOn().millisSinceHeard() <= tx.begunOn().readWindowMillis()) {
                 Thread.sleep(20);
@@ -159,7 +149,7 @@ class AbortSweeperTest {
             SnapshotExpiredException e = org.junit.jupiter.api.Assertions.assertThrows(SnapshotExpiredException.class,
                     tx::flush);
             assertTrue(e.getMessage().contains("cannot write any more"), e.getMessage());
-            assertEquals(1, versionsAt(name, tx.getStartTimestamp()), "nothing was sent after the window");
+            assertEquals(1, TestSupport.versionsAt(name, tx.getStartTimestamp()), "nothing was sent after the window");
             tm.rollback(tx);
         } finally {
             oracle.close();
@@ -217,50 +207,19 @@ class AbortSweeperTest {
             other.start();
             other.join();
             org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, tx::flush);
-            assertEquals(0, versionsAt(name, tx.getStartTimestamp()), "a version sent after a rollback without an"
+            assertEquals(0, TestSupport.versionsAt(name, tx.getStartTimestamp()), "a version sent after a rollback without an"
                     + " abort record would read as committed");
         }
     }
 
     /** Runs {@link KilledClientMain} against {@code table}, kills it with SIGKILL once it wrote; its start ts. */
     private static long runAndKillAClient(MiniCluster c, int oraclePort, TableName table) throws Exception {
-        Configuration conf = c.configuration();
-        String javaBin = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-        String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        ProcessBuilder pb = new ProcessBuilder(javaBin, "-Xmx256m", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-                "-cp", cp, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", KilledClientMain.class.getName(),
-                conf.get("hbase.zookeeper.quorum"), conf.get("hbase.zookeeper.property.clientPort"),
-                "127.0.0.1:" + oraclePort, table.getNameAsString(), Integer.toString(ROWS));
-        File childLog = new File("target", "swept-client.stderr");
-        pb.redirectError(childLog);
-        Process child = pb.start();
-        CompletableFuture.delayedExecutor(120, TimeUnit.SECONDS).execute(child::destroyForcibly);
+        KilledClientProcess child = KilledClientProcess.start(c.configuration(), "127.0.0.1:" + oraclePort, table,
+                ROWS, "swept-client");
         try {
-            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                    StandardCharsets.UTF_8));
-            String line;
-            do {
-                line = out.readLine();
-            } while (line != null && !line.startsWith("WRITTEN "));
-            assertNotNull(line, "the child client exited or hung before writing; see " + childLog);
-            return Long.parseLong(line.substring("WRITTEN ".length()).trim());
+            return child.awaitWritten();
         } finally {
-            child.destroyForcibly(); // SIGKILL
-            assertTrue(child.waitFor(30, TimeUnit.SECONDS));
+            child.kill();
         }
-    }
-
-    private static int versionsAt(TableName name, long ts) throws Exception {
-        int n = 0;
-        try (Table raw = MiniCluster.get().raw(name); ResultScanner s = raw.getScanner(new Scan().readAllVersions())) {
-            for (Result r : s) {
-                for (Cell cell : r.rawCells()) {
-                    if (cell.getTimestamp() == ts) {
-                        n++;
-                    }
-                }
-            }
-        }
-        return n;
     }
 }

@@ -2,12 +2,14 @@ package io.sibyl.client;
 
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.util.Bytes;
 
 import java.io.IOException;
@@ -102,5 +104,20 @@ final class TestSupport {
                 throw new UncheckedIOException(e);
             }
         };
+    }
+
+    /** Cells of {@code name} at exactly {@code ts}, in every version HBase holds (a plain scan, not a snapshot). */
+    static int versionsAt(TableName name, long ts) throws IOException {
+        int n = 0;
+        try (Table raw = MiniCluster.get().raw(name); ResultScanner s = raw.getScanner(new Scan().readAllVersions())) {
+            for (Result r : s) {
+                for (Cell cell : r.rawCells()) {
+                    if (cell.getTimestamp() == ts) {
+                        n++;
+                    }
+                }
+            }
+        }
+        return n;
     }
 }
