@@ -1,6 +1,7 @@
 package io.sibyl.client;
 
 import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.protocol.AbortedRange;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.TableName;
@@ -30,7 +31,10 @@ import java.util.concurrent.TimeoutException;
  * Cleans up after clients that died in the middle of a transaction: finds the versions their aborted transactions
  * left in HBase, deletes them (exact-version delete markers, as a live client does after an abort), and reports each
  * transaction cleaned up, so that the status oracle can forget it. Without it the oracle's aborted set keeps every
- * transaction of a killed client for good. See docs/gc.md, "Aborted transactions of dead clients".
+ * transaction of a killed client for good. It does the same for the {@link AbortedRange}s of oracle recoveries (the
+ * transactions that were running at a crash): their versions are deleted, all but those of the range's commits, and
+ * the range is reported, so that the oracle forgets it too instead of keeping it until
+ * {@link AbortedRange#MAX_KEPT} later recoveries push it out. See docs/gc.md, "Aborted transactions of dead clients".
  *
  * <p>Safe to run at any time, also while transactions run: it only touches transactions that are aborted and that
  * started below the oracle's low watermark, so none of them runs anywhere or can write again, and it takes only
@@ -50,7 +54,24 @@ public final class AbortSweeper {
 
     /** What one sweep found and did. */
     public record Report(List<TableName> tablesScanned, Map<TableName, String> tablesSkipped, int transactions,
-                         long versionsFound, long versionsDeleted, int reportedCleanedUp, boolean dryRun) {
+                         int abortedRanges, long versionsFound, long versionsDeleted, int reportedCleanedUp,
+                         boolean dryRun) {
+    }
+
+    /** What is to be swept: aborted transactions and aborted ranges, all below the low watermark. */
+    private record Candidates(long[] transactions, List<AbortedRange> ranges) {
+        boolean isEmpty() {
+            return transactions.length == 0 && ranges.isEmpty();
+        }
+
+        /** Those also among {@code now} (ranges by interval, taken from {@code now}). */
+        Candidates both(Candidates now) {
+            long[] ts = Arrays.stream(transactions).filter(t -> Arrays.binarySearch(now.transactions, t) >= 0)
+                    .toArray();
+            List<AbortedRange> rs = now.ranges.stream()
+                    .filter(r -> ranges.stream().anyMatch(earlier -> earlier.sameInterval(r))).toList();
+            return new Candidates(ts, rs);
+        }
     }
 
     private final TransactionManager manager;
@@ -84,40 +105,46 @@ public final class AbortSweeper {
     /** One sweep: candidates, settle, candidates again, then scan, delete and report those seen both times. */
     public Report sweep() throws IOException, InterruptedException {
         OracleClient oracle = manager.oracle();
-        long[] candidates = candidates(oracle);
-        if (settleMillis > 0 && candidates.length > 0) {
-            LOG.info("{} aborted transactions below the low watermark; sweeping those still so after {} ms",
-                    candidates.length, settleMillis);
+        Candidates candidates = candidates(oracle);
+        if (settleMillis > 0 && !candidates.isEmpty()) {
+            LOG.info("{} aborted transactions and {} aborted ranges below the low watermark; sweeping those still so"
+                    + " after {} ms", candidates.transactions.length, candidates.ranges.size(), settleMillis);
             Thread.sleep(settleMillis);
-            candidates = both(candidates, candidates(oracle));
+            candidates = candidates.both(candidates(oracle));
         }
         // Listed after the settle: a table dropped or disabled meanwhile is seen now, not in the middle of the scan.
         List<TableName> tables = new ArrayList<>();
         Map<TableName, String> skipped = new LinkedHashMap<>();
         listTables(tables, skipped);
-        if (tables.isEmpty() && candidates.length > 0) {
+        if (tables.isEmpty() && !candidates.isEmpty()) {
             throw new IllegalStateException("no table to scan in the HBase cluster at "
                     + manager.getConnection().getConfiguration().get("hbase.zookeeper.quorum") + " (skipped: "
-                    + skipped + "), yet " + candidates.length + " aborted transactions to sweep: wrong cluster, or"
-                    + " every table excluded? Nothing was reported cleaned up");
+                    + skipped + "), yet " + candidates.transactions.length + " aborted transactions and "
+                    + candidates.ranges.size() + " aborted ranges to sweep: wrong cluster, or every table excluded?"
+                    + " Nothing was reported cleaned up");
         }
-        long found = 0;
-        long deleted = 0;
-        if (candidates.length > 0) {
-            for (TableName name : tables) {
-                long[] counts = sweepTable(name, candidates);
-                found += counts[0];
-                deleted += counts[1];
+        long[] counts = {0, 0};
+        for (TableName name : tables) {
+            if (candidates.transactions.length > 0) {
+                sweepTransactions(name, candidates.transactions, counts);
+            }
+            for (AbortedRange range : candidates.ranges) {
+                sweepRange(name, range, counts);
             }
         }
         int reported = 0;
         if (!dryRun) {
-            for (long ts : candidates) {
+            for (long ts : candidates.transactions) {
                 await(oracle.cleanedUp(ts), "the clean-up report of transaction " + ts);
                 reported++;
             }
+            for (AbortedRange range : candidates.ranges) {
+                await(oracle.rangeCleanedUp(range), "the clean-up report of aborted range " + range);
+                reported++;
+            }
         }
-        Report report = new Report(List.copyOf(tables), skipped, candidates.length, found, deleted, reported, dryRun);
+        Report report = new Report(List.copyOf(tables), skipped, candidates.transactions.length,
+                candidates.ranges.size(), counts[0], counts[1], reported, dryRun);
         LOG.info("abort sweep: {}", report);
         return report;
     }
@@ -156,19 +183,20 @@ public final class AbortSweeper {
         }
     }
 
-    /** Aborted transactions below the low watermark: none of them runs, none can write any more. */
-    private static long[] candidates(OracleClient oracle) throws IOException, InterruptedException {
+    /**
+     * Aborted transactions and aborted ranges (with their commits known) below the low watermark: none of their
+     * transactions runs, none can write any more.
+     */
+    private static Candidates candidates(OracleClient oracle) throws IOException, InterruptedException {
         // The watermark first: an abort the replica learns later is only left for the next sweep.
         long watermark = await(oracle.lowWatermark(), "the low watermark");
-        return oracle.replica().abortedBelow(watermark);
+        List<AbortedRange> ranges = oracle.replica().abortedRanges().stream()
+                .filter(r -> r.committedKnown() && r.to() < watermark).toList();
+        return new Candidates(oracle.replica().abortedBelow(watermark), ranges);
     }
 
-    private static long[] both(long[] earlier, long[] now) {
-        return Arrays.stream(earlier).filter(ts -> Arrays.binarySearch(now, ts) >= 0).toArray();
-    }
-
-    /** Returns {versions found, versions deleted} in {@code name} written at one of the {@code candidates}. */
-    private long[] sweepTable(TableName name, long[] candidates) throws IOException {
+    /** Adds the versions found and deleted in {@code name} written at one of the {@code candidates} to counts. */
+    private void sweepTransactions(TableName name, long[] candidates, long[] counts) throws IOException {
         long found = 0;
         long deleted = 0;
         try (Table table = manager.getConnection().getTable(name)) {
@@ -202,7 +230,50 @@ public final class AbortSweeper {
         if (found > 0) {
             LOG.info("{}: {} versions of aborted transactions found, {} deleted", name, found, deleted);
         }
-        return new long[] {found, deleted};
+        counts[0] += found;
+        counts[1] += deleted;
+    }
+
+    /**
+     * Deletes in {@code name} every version written in {@code range} by a transaction that did not commit (the
+     * range's commits are listed in it), adding to counts. The range's time span bounds the scan, so region servers
+     * skip every file without a version in it.
+     */
+    private void sweepRange(TableName name, AbortedRange range, long[] counts) throws IOException {
+        long found = 0;
+        long deleted = 0;
+        try (Table table = manager.getConnection().getTable(name)) {
+            Scan scan = new Scan().readAllVersions().setTimeRange(range.from() + 1, range.to() + 1).setCaching(1000);
+            List<Delete> batch = new ArrayList<>();
+            try (ResultScanner scanner = table.getScanner(scan)) {
+                for (Result r : scanner) {
+                    Delete d = null;
+                    for (Cell cell : r.rawCells()) {
+                        if (range.isInDoubt(cell.getTimestamp())) {
+                            if (d == null) {
+                                d = new Delete(r.getRow());
+                            }
+                            d.addColumn(CellUtil.cloneFamily(cell), CellUtil.cloneQualifier(cell),
+                                    cell.getTimestamp());
+                            found++;
+                        }
+                    }
+                    if (d != null && !dryRun) {
+                        batch.add(d);
+                        if (batch.size() >= DELETES_PER_BATCH) {
+                            deleted += delete(table, batch);
+                        }
+                    }
+                }
+            }
+            deleted += delete(table, batch);
+        }
+        if (found > 0) {
+            LOG.info("{}: {} versions of transactions in doubt in aborted range {} found, {} deleted", name, found,
+                    range, deleted);
+        }
+        counts[0] += found;
+        counts[1] += deleted;
     }
 
     private static long delete(Table table, List<Delete> batch) throws IOException {

@@ -74,7 +74,8 @@ public final class AbortSweeperMain {
         }
         try (TransactionManager tm = TransactionManager.create(conf)) {
             AbortSweeper.Report r = new AbortSweeper(tm, only, excluded, settle, dryRun).sweep();
-            out.println((dryRun ? "dry run: " : "") + r.transactions() + " aborted transactions of dead clients, "
+            out.println((dryRun ? "dry run: " : "") + r.transactions() + " aborted transactions of dead clients and "
+                    + r.abortedRanges() + " aborted ranges of oracle recoveries, "
                     + r.versionsFound() + " versions found, " + r.versionsDeleted() + " deleted, "
                     + r.reportedCleanedUp() + " reported cleaned up to the oracle");
             out.println("tables scanned: " + r.tablesScanned());

@@ -28,7 +28,11 @@ import java.util.List;
  * cover).
  */
 public final class AbortedRange {
-    /** Ranges kept by the oracle and by replicas (the newest; one per recovery). See docs/architecture.md. */
+    /**
+     * Ranges kept by the oracle and by replicas (the newest; one per recovery) until the abort sweeper has deleted
+     * their versions and the oracle forgets them. Past this many the oldest is dropped, which makes its in-doubt
+     * versions readable: sweep after failovers. See docs/gc.md.
+     */
     public static final int MAX_KEPT = 64;
 
     private static final long[] NONE = new long[0];

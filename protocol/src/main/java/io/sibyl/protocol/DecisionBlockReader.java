@@ -30,13 +30,8 @@ public final class DecisionBlockReader {
                 case FORGET -> visitor.onForget(ts);
                 case T_MAX -> visitor.onTmax(ts);
                 case RESERVE -> visitor.onReserve(ts);
-                case ABORT_RANGE -> {
-                    long width = Varints.readUnsigned(in);
-                    if (width <= 0 || width > ts) {
-                        throw new ProtocolException("abort range of width " + width + " ending at " + ts);
-                    }
-                    visitor.onAbortRange(ts - width, ts);
-                }
+                case ABORT_RANGE -> visitor.onAbortRange(ts - width(in, ts), ts);
+                case FORGET_RANGE -> visitor.onForgetRange(ts - width(in, ts), ts);
                 default -> throw new ProtocolException("unhandled decision kind");
             }
         }
@@ -44,5 +39,13 @@ public final class DecisionBlockReader {
             throw new ProtocolException("decision block overran its length");
         }
         visitor.onBlockEnd();
+    }
+
+    private static long width(ByteBuf in, long to) {
+        long width = Varints.readUnsigned(in);
+        if (width <= 0 || width > to) {
+            throw new ProtocolException("aborted range of width " + width + " ending at " + to);
+        }
+        return width;
     }
 }

@@ -60,6 +60,15 @@ public final class DecisionBlockWriter {
         Varints.writeUnsigned(body, to - from);
     }
 
+    /** Forgets the aborted range {@code (from, to]}; encoded like {@link #abortRange}. */
+    public void forgetRange(long from, long to) {
+        if (from < 0 || to <= from) {
+            throw new IllegalArgumentException("empty or negative range (" + from + ", " + to + "]");
+        }
+        header(to, DecisionKind.FORGET_RANGE);
+        Varints.writeUnsigned(body, to - from);
+    }
+
     private void header(long ts, DecisionKind kind) {
         long delta = ts - previous;
         previous = ts;

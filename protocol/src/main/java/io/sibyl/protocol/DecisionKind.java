@@ -17,7 +17,12 @@ public enum DecisionKind {
      * {@code (from, to]} that has no COMMIT record (before this one) belongs to a transaction that was running at the
      * crash, and is aborted. See {@link AbortedRange}.
      */
-    ABORT_RANGE;
+    ABORT_RANGE,
+    /**
+     * The aborted range {@code (from, to]} of an earlier recovery is forgotten: the versions its in-doubt transactions
+     * left in the data store were deleted and every reader that started before that finished (protocol version 4).
+     */
+    FORGET_RANGE;
 
     private static final DecisionKind[] VALUES = values();
 

@@ -23,6 +23,14 @@ public interface DecisionVisitor {
     default void onAbortRange(long from, long to) {
     }
 
+    /**
+     * The aborted range {@code (from, to]} is forgotten (see {@link DecisionKind#FORGET_RANGE}): its writers that are
+     * not aborted otherwise now follow the ordinary rules. A visitor that keeps the ranges must drop it; one that
+     * does not know it ignores it.
+     */
+    default void onForgetRange(long from, long to) {
+    }
+
     /** Called after the last record of each block. */
     default void onBlockEnd() {
     }

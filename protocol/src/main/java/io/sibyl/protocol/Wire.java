@@ -15,9 +15,10 @@ public final class Wire {
     public static final int MAGIC = 0x53494259;
     /**
      * Protocol version this build speaks (2: HELLO carries aborted ranges, decision blocks may hold ABORT_RANGE;
-     * 3: HELLO carries the reader grace period, and a silent connection gets empty frames as heartbeats).
+     * 3: HELLO carries the reader grace period, and a silent connection gets empty frames as heartbeats; 4:
+     * {@link #RANGE_CLEANED_UP} and the FORGET_RANGE record).
      */
-    public static final short VERSION = 3;
+    public static final short VERSION = 4;
     /** Bytes of the frame length prefix. */
     public static final int LENGTH_FIELD_BYTES = 4;
 
@@ -34,6 +35,12 @@ public final class Wire {
      * without changing the version: an older oracle refuses it as malformed.
      */
     public static final byte WATERMARK_QUERY = 7;
+    /**
+     * The versions that the in-doubt transactions of an aborted range left in the data store were deleted: body
+     * {@code varint from, varint to} (the range {@code (from, to]}); answered with {@link #ACK}. The oracle forgets
+     * the range once every transaction that started before the report has finished.
+     */
+    public static final byte RANGE_CLEANED_UP = 8;
 
     // oracle -> client
     public static final byte HELLO = 32;

@@ -24,8 +24,9 @@ class MessageTypesTest {
         }
         assertEquals(7, Wire.WATERMARK_QUERY);
         assertEquals(40, Wire.WATERMARK);
-        // Version 3 changed only the HELLO layout (the reader grace period); the codes stayed.
-        assertEquals(3, Wire.VERSION, "HELLO carries the reader grace period since version 3");
+        // Version 3 changed only the HELLO layout (the reader grace period); the codes stayed. Version 4 added one.
+        assertEquals(8, Wire.RANGE_CLEANED_UP);
+        assertEquals(4, Wire.VERSION, "RANGE_CLEANED_UP and FORGET_RANGE since version 4");
         Set<Byte> all = new HashSet<>();
         for (byte b : requests) {
             all.add(b);
@@ -33,6 +34,7 @@ class MessageTypesTest {
         for (byte b : replies) {
             all.add(b);
         }
-        assertTrue(all.add(Wire.WATERMARK_QUERY) && all.add(Wire.WATERMARK), "no code is used twice");
+        assertTrue(all.add(Wire.WATERMARK_QUERY) && all.add(Wire.WATERMARK) && all.add(Wire.RANGE_CLEANED_UP),
+                "no code is used twice");
     }
 }

@@ -36,6 +36,13 @@ final class FrameValidator {
                         in.skipBytes((int) count * 8);
                     }
                     case Wire.ABORT, Wire.CLEANED_UP, Wire.FINISH, Wire.QUERY -> timestamp(in);
+                    case Wire.RANGE_CLEANED_UP -> {
+                        long from = Varints.readUnsigned(in);
+                        long to = Varints.readUnsigned(in);
+                        if (from < 0 || to <= from) {
+                            throw new ProtocolException("range (" + from + ", " + to + "] is empty or negative");
+                        }
+                    }
                     default -> throw new ProtocolException("unknown message type " + type);
                 }
             } catch (ProtocolException e) {

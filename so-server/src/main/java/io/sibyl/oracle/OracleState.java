@@ -11,6 +11,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.function.LongSupplier;
 
@@ -60,12 +61,14 @@ public final class OracleState {
     private long tooOldAborts;
     private long disconnectAborts;
     /** Transactions that were running when earlier oracles stopped (ascending, disjoint); fixed at construction. */
-    private final AbortedRange[] ranges;
+    private AbortedRange[] ranges;
     /** Bounds of {@link #ranges}, so that the common case (no range covers a timestamp) costs two comparisons. */
-    private final long rangesLow;
-    private final long rangesHigh;
+    private long rangesLow;
+    private long rangesHigh;
     /** {@link #ranges} encoded once for every HELLO. */
-    private final byte[] rangesForHello;
+    private byte[] rangesForHello;
+    /** Ranges reported cleaned up, as {from, to, clock at the report}, forgotten once the watermark passes the clock. */
+    private final List<long[]> rangeForgets = new ArrayList<>();
 
     /**
      * Heap bytes the fixed-size tables of an oracle with {@code config} take (conflict table, commit window, running
@@ -148,13 +151,7 @@ public final class OracleState {
             LOG.warn("forgetting the oldest aborted range {} (more than {} recoveries): versions its in-doubt"
                     + " transactions left in the data store would read as committed", dropped, AbortedRange.MAX_KEPT);
         }
-        ranges = kept.toArray(new AbortedRange[0]);
-        rangesLow = ranges.length == 0 ? Long.MAX_VALUE : ranges[0].from();
-        rangesHigh = ranges.length == 0 ? 0 : ranges[ranges.length - 1].to();
-        ByteBuf hello = Unpooled.buffer();
-        AbortedRange.writeAll(hello, kept);
-        rangesForHello = new byte[hello.readableBytes()];
-        hello.readBytes(rangesForHello);
+        setRanges(kept);
 
         long previousCommit = recoveredTmax;
         for (int i = 0; i < commitStarts.length; i++) {
@@ -173,6 +170,16 @@ public final class OracleState {
         for (long ts : abortedTs) {
             aborted.add(ts);
         }
+    }
+
+    private void setRanges(List<AbortedRange> kept) {
+        ranges = kept.toArray(new AbortedRange[0]);
+        rangesLow = ranges.length == 0 ? Long.MAX_VALUE : ranges[0].from();
+        rangesHigh = ranges.length == 0 ? 0 : ranges[ranges.length - 1].to();
+        ByteBuf hello = Unpooled.buffer();
+        AbortedRange.writeAll(hello, kept);
+        rangesForHello = new byte[hello.readableBytes()];
+        hello.readBytes(rangesForHello);
     }
 
     /** The aborted range covering {@code ts}, or null. */
@@ -306,6 +313,26 @@ public final class OracleState {
     }
 
     /**
+     * The versions the in-doubt transactions of the aborted range {@code (from, to]} left in the data store were
+     * deleted. The range is forgotten (a FORGET_RANGE record) once every transaction that started before this report
+     * has finished, since such a reader may still hold one of those versions. Returns false if no range is exactly
+     * {@code (from, to]} (unknown, forgotten already) or its report is pending already.
+     */
+    public boolean rangeCleanedUp(long from, long to) {
+        boolean known = false;
+        for (AbortedRange r : ranges) {
+            known |= r.from() == from && r.to() == to;
+        }
+        for (long[] pending : rangeForgets) {
+            known &= !(pending[0] == from && pending[1] == to);
+        }
+        if (known) {
+            rangeForgets.add(new long[] {from, to, clock});
+        }
+        return known;
+    }
+
+    /**
      * Every transaction of a client that went away is aborted. Its client may not know yet and go on reading, so
      * the oldest of them holds the low watermark down for {@code reader.grace.ms}.
      */
@@ -363,13 +390,34 @@ public final class OracleState {
             block.tMax(tMax);
             announcedTmax = tMax;
         }
-        aborted.forgetReportedBefore(lowWatermark(), recordForget);
+        long watermark = lowWatermark();
+        aborted.forgetReportedBefore(watermark, recordForget);
+        if (!rangeForgets.isEmpty()) {
+            forgetCleanedRanges(watermark);
+        }
         if (block.isEmpty()) {
             return null;
         }
         byte[] sealed = block.seal();
         block.start(clock);
         return sealed;
+    }
+
+    private void forgetCleanedRanges(long watermark) {
+        List<AbortedRange> kept = new ArrayList<>(List.of(ranges));
+        for (Iterator<long[]> it = rangeForgets.iterator(); it.hasNext(); ) {
+            long[] pending = it.next();
+            if (pending[2] < watermark) {
+                it.remove();
+                if (kept.removeIf(r -> r.from() == pending[0] && r.to() == pending[1])) {
+                    block.forgetRange(pending[0], pending[1]);
+                    LOG.info("forgot the aborted range ({}, {}]: its versions were swept", pending[0], pending[1]);
+                }
+            }
+        }
+        if (kept.size() != ranges.length) {
+            setRanges(kept);
+        }
     }
 
     /**

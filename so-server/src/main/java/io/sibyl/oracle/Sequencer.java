@@ -244,6 +244,11 @@ final class Sequencer implements Runnable {
                     state.cleanedUp(Varints.readUnsigned(in));
                     ack(session, id);
                 }
+                case Wire.RANGE_CLEANED_UP -> {
+                    long from = Varints.readUnsigned(in);
+                    state.rangeCleanedUp(from, Varints.readUnsigned(in));
+                    ack(session, id);
+                }
                 case Wire.FINISH -> state.finish(Varints.readUnsigned(in));
                 case Wire.QUERY -> {
                     long ts = Varints.readUnsigned(in);

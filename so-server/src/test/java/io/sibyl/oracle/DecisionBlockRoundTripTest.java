@@ -55,6 +55,11 @@ class DecisionBlockRoundTripTest {
         }
 
         @Override
+        public void onForgetRange(long from, long to) {
+            records.add("Y" + from + "-" + to);
+        }
+
+        @Override
         public void onBlockEnd() {
             records.add("|");
         }
@@ -77,11 +82,12 @@ class DecisionBlockRoundTripTest {
         w.tMax(999);
         w.commit(1, DecisionBlockWriter.MAX_TIMESTAMP - 1); // the widest delta the oracle can produce
         w.abort(DecisionBlockWriter.MAX_TIMESTAMP - 1);
-        assertEquals(7, w.records());
+        w.forgetRange(10, 990);
+        assertEquals(8, w.records());
         byte[] block = w.seal();
         assertEquals(block.length, w.encodedSize());
         assertEquals(List.of("R2000000", "C995>1001", "A3", "F2", "T999", "C1>" + (DecisionBlockWriter.MAX_TIMESTAMP - 1),
-                "A" + (DecisionBlockWriter.MAX_TIMESTAMP - 1), "|"), read(block));
+                "A" + (DecisionBlockWriter.MAX_TIMESTAMP - 1), "Y10-990", "|"), read(block));
     }
 
     @Test

@@ -36,8 +36,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * the crash as an {@link AbortedRange}: every writer in {@code (from, to]} is aborted unless the range lists it as
  * committed (commits and aborts inside the range are explicit). The replica gets the ranges with their commits in
  * the handshake and checks them before the "below T_max and not aborted means committed" rule, so those writers stay
- * invisible however far T_max moves past them. At most {@link AbortedRange#MAX_KEPT} ranges are kept (one per
- * recovery), as the oracle does.
+ * invisible however far T_max moves past them, until the oracle forgets the range (FORGET_RANGE, once the abort
+ * sweeper deleted those versions). At most {@link AbortedRange#MAX_KEPT} ranges are kept (one per recovery), as the
+ * oracle does.
  */
 public final class CommitReplica implements DecisionVisitor {
     /** Initial capacity of the commit map and the trim queue (they grow, and shrink back after bursts). */
@@ -363,6 +364,19 @@ public final class CommitReplica implements DecisionVisitor {
             next.remove(0);
         }
         ranges = new Ranges(next.toArray(new AbortedRange[0]));
+    }
+
+    /**
+     * The oracle forgot the range: the sweeper deleted the versions of its in-doubt writers, and every transaction
+     * that started before that (local ones included: the oracle counts them) has finished.
+     */
+    @Override
+    public void onForgetRange(long from, long to) {
+        Ranges current = ranges;
+        List<AbortedRange> next = new ArrayList<>(List.of(current.items));
+        if (next.removeIf(r -> r.from() == from && r.to() == to)) {
+            ranges = next.isEmpty() ? Ranges.NONE : new Ranges(next.toArray(new AbortedRange[0]));
+        }
     }
 
     @Override

@@ -175,6 +175,14 @@ public final class OracleClient implements AutoCloseable {
         return submit(new Request(Wire.CLEANED_UP, startTs, null));
     }
 
+    /**
+     * Reports that the versions the in-doubt transactions of the aborted range {@code (range.from, range.to]} left in
+     * the data store were deleted (the abort sweeper), so that the oracle can forget the range.
+     */
+    public CompletableFuture<Void> rangeCleanedUp(AbortedRange range) {
+        return submit(new Request(Wire.RANGE_CLEANED_UP, range.from(), new long[] {range.to()}));
+    }
+
     /** Ends a transaction that wrote nothing. No reply is awaited. */
     public void finish(long startTs) {
         CommitReplica r = replica;
@@ -316,7 +324,9 @@ public final class OracleClient implements AutoCloseable {
             if (r.type != Wire.BEGIN && r.type != Wire.WATERMARK_QUERY) {
                 Varints.writeUnsigned(frame, r.ts);
             }
-            if (r.type == Wire.COMMIT) {
+            if (r.type == Wire.RANGE_CLEANED_UP) {
+                Varints.writeUnsigned(frame, r.rows[0]); // the range's end (ts is its start)
+            } else if (r.type == Wire.COMMIT) {
                 Varints.writeUnsigned(frame, r.rows.length);
                 for (long row : r.rows) {
                     frame.writeLong(row);

@@ -131,6 +131,22 @@ class MalformedFrameTest {
     }
 
     @Test
+    void emptyRangeInARangeCleanedUpReportIsMalformedAndCloses() throws Exception {
+        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+            s.handshake();
+            ByteBuf b = Unpooled.buffer();
+            b.writeByte(Wire.RANGE_CLEANED_UP);
+            Varints.writeUnsigned(b, 1);
+            Varints.writeUnsigned(b, 500); // from
+            Varints.writeUnsigned(b, 500); // to: (500, 500] is empty
+            s.sendFrame(b);
+            Message err = connectionError(s);
+            assertEquals(Wire.ERR_MALFORMED, err.code(), err.toString());
+            assertTrue(err.text().contains("(500, 500]"), "unhelpful text: " + err.text());
+        }
+    }
+
+    @Test
     void unknownMessageTypeAfterGoodHandshakeIsMalformedAndCloses() throws Exception {
         try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
             s.handshake();

@@ -1,9 +1,7 @@
 package io.sibyl.client.oracle;
 
 import io.sibyl.oracle.OracleConfig;
-import io.sibyl.oracle.OracleServer;
 import io.sibyl.oracle.journal.BookKeeperCluster;
-import io.sibyl.oracle.journal.JournalBootstrap;
 import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.oracle.journal.RecoveredState;
 import io.sibyl.protocol.AbortedRange;
@@ -17,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -45,39 +42,7 @@ class OracleRecoveryTest {
     @RegisterExtension
     static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
 
-    /** An oracle started the way so-server starts it: recover, then serve with a journal that continues. */
-    record Oracle(OracleServer server, RecoveredState recovered) implements AutoCloseable {
-        static Oracle start(JournalSettings js, String owner, OracleConfig config) throws Exception {
-            AtomicReference<OracleServer> ref = new AtomicReference<>();
-            AtomicReference<String> early = new AtomicReference<>();
-            JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(js, owner, (reason, cause) -> {
-                OracleServer s = ref.get();
-                if (s != null) {
-                    s.fatalError(reason, cause);
-                } else {
-                    early.set(reason);
-                }
-            });
-            OracleServer server = OracleServer.start(config, started.journal(),
-                    started.recovered().newOracleState(config));
-            ref.set(server);
-            if (early.get() != null) {
-                server.fatalError(early.get(), null);
-            }
-            return new Oracle(server, started.recovered());
-        }
-
-        int port() {
-            return server.port();
-        }
-
-        @Override
-        public void close() {
-            server.close();
-        }
-    }
-
-    private static OracleClient connect(Oracle o) throws InterruptedException {
+    private static OracleClient connect(JournaledOracle o) throws InterruptedException {
         return OracleClient.connect("127.0.0.1", o.port());
     }
 
@@ -87,7 +52,7 @@ class OracleRecoveryTest {
         RecoveryWorkload work = new RecoveryWorkload(100);
         List<AutoCloseable> toClose = new ArrayList<>();
         try {
-            Oracle first = Oracle.start(js, "oracle-1", ROOMY);
+            JournaledOracle first = JournaledOracle.start(js, "oracle-1", ROOMY);
             toClose.add(first);
             assertEquals(null, first.recovered().inDoubtRange(), "a new journal has nothing in doubt");
             OracleClient c1 = connect(first);
@@ -102,7 +67,7 @@ class OracleRecoveryTest {
                     "the running transactions are above T_max: only the range can abort them");
 
             // Takeover while the first oracle still serves: recovery fences its journal.
-            Oracle second = Oracle.start(js, "oracle-2", TIGHT);
+            JournaledOracle second = JournaledOracle.start(js, "oracle-2", TIGHT);
             toClose.add(second);
             assertTrue(first.server().awaitFatalError(20, TimeUnit.SECONDS), "the fenced oracle stops");
             assertNotNull(first.server().failure());
@@ -137,7 +102,7 @@ class OracleRecoveryTest {
             more.leaveRunning(c2, 3);
 
             // And again: the first range survives the second takeover, the second oracle's running ones join it.
-            Oracle third = Oracle.start(js, "oracle-3", TIGHT);
+            JournaledOracle third = JournaledOracle.start(js, "oracle-3", TIGHT);
             toClose.add(third);
             assertTrue(second.server().awaitFatalError(20, TimeUnit.SECONDS));
             assertEquals(1, third.recovered().abortedRanges().size());

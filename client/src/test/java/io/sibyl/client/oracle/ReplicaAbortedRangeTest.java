@@ -64,4 +64,21 @@ class ReplicaAbortedRangeTest {
         r.apply(Unpooled.wrappedBuffer(block(2000, w -> w.abortRange(1000, 2000))));
         assertEquals(1, r.abortedRanges().size(), "a repeat is ignored");
     }
+
+    @Test
+    void aForgottenRangeNoLongerHidesItsWritersAndOtherRangesStay() {
+        CommitReplica r = new CommitReplica(3001, 2500, new long[0],
+                List.of(new AbortedRange(100, 1000, new long[] {150}), new AbortedRange(1000, 2000, new long[0])));
+        r.registerReader(3001);
+        assertEquals(Visibility.INVISIBLE, r.inSnapshot(500, 3001));
+        assertEquals(Visibility.INVISIBLE, r.inSnapshot(1500, 3001));
+        r.apply(Unpooled.wrappedBuffer(block(3001, w -> w.forgetRange(100, 1000))));
+        assertEquals(List.of(1000L), r.abortedRanges().stream().map(AbortedRange::from).toList());
+        assertEquals(Visibility.VISIBLE, r.inSnapshot(500, 3001),
+                "swept: no version of it is left, and a timestamp below T_max is committed long ago");
+        assertEquals(Visibility.INVISIBLE, r.inSnapshot(1500, 3001), "the other range is kept");
+        r.apply(Unpooled.wrappedBuffer(block(3001, w -> w.forgetRange(100, 1000))));
+        r.apply(Unpooled.wrappedBuffer(block(3001, w -> w.forgetRange(1000, 1999))));
+        assertEquals(1, r.abortedRanges().size(), "a repeat, or an interval that is not exactly a range, is ignored");
+    }
 }

@@ -28,7 +28,8 @@ import java.util.List;
  *       the right one;</li>
  *   <li>an ABORT_RANGE (written by a recovered oracle in its first block) is kept with the commits inside it, which
  *       are all among the kept commits at that point: they committed above the T_max of that recovery, which is at
- *       or below the range's start. A repeated range is ignored.</li>
+ *       or below the range's start. A repeated range is ignored. A FORGET_RANGE (the range was swept) removes it;
+ *       a rewritten suffix that repeats both repeats them in order;</li>
  *   <li>a {@link Checkpoint} entry is the state of everything journaled before it, commits above T_max aside: it
  *       <em>replaces</em> the aborted set and the aborted ranges, and raises T_max and the high-water mark. So a replay
  *       may start at a checkpoint (the ledgers before it deleted), and replaying one after the records it sums up (a
@@ -215,6 +216,12 @@ public final class JournalReplay implements DecisionVisitor {
         long[] committed = Arrays.copyOf(inside, n);
         Arrays.sort(committed); // in commit order, not start order
         ranges.add(new AbortedRange(from, to, committed));
+    }
+
+    @Override
+    public void onForgetRange(long from, long to) {
+        records++;
+        ranges.removeIf(r -> r.from() == from && r.to() == to);
     }
 
     @Override

@@ -170,6 +170,42 @@ class AbortRangeReplayTest {
         assertEquals(2, r3.abortedRanges().size(), "both ranges survive a third recovery");
     }
 
+    @Test
+    void aRangeReportedCleanedUpIsForgottenOnceOlderReadersFinishAndStaysForgottenAfterRecovery()
+            throws InterruptedException {
+        List<byte[]> journal = new ArrayList<>();
+        Oracle first = new Oracle(new OracleState(CONFIG), journal);
+        first.commitOne();
+        long inDoubt = first.leaveRunning();
+        RecoveredState r1 = replay(journal);
+        AbortedRange range = r1.inDoubtRange();
+        assertNotNull(range);
+
+        // The shortest reader grace: a recovered oracle holds the watermark down that long for unknown readers.
+        Oracle second = new Oracle(r1.newOracleState(CONFIG.withReaderGrace(100)), journal);
+        Thread.sleep(150);
+        long olderReader = second.leaveRunning(); // started before the report: may hold a swept version
+        assertFalse(second.state.rangeCleanedUp(range.from(), range.to() - 1), "not exactly a range");
+        assertTrue(second.state.rangeCleanedUp(range.from(), range.to()));
+        assertFalse(second.state.rangeCleanedUp(range.from(), range.to()), "already reported");
+        for (int i = 0; i < 5; i++) {
+            second.commitOne();
+        }
+        assertEquals(1, second.state.abortedRanges().size(), "kept while an older reader runs");
+        assertEquals(Wire.STATUS_ABORTED, second.state.status(inDoubt));
+        second.state.finish(olderReader);
+        second.seal();
+        assertEquals(List.of(), second.state.abortedRanges(), "forgotten once it finished");
+        assertEquals(List.of(), second.state.checkpoint().abortedRanges(), "and checkpoints no longer carry it");
+
+        RecoveredState r2 = replay(journal);
+        assertEquals(List.of(), r2.abortedRanges(), "the FORGET_RANGE record is replayed");
+        List<byte[]> withCheckpoint = new ArrayList<>(journal);
+        withCheckpoint.add(0, r1.newOracleState(CONFIG).checkpoint().encode());
+        assertEquals(List.of(), replay(withCheckpoint).abortedRanges(),
+                "a checkpoint holding the range, followed by the records that forget it");
+    }
+
     private static boolean containsRange(byte[] block) {
         boolean[] seen = {false};
         io.sibyl.protocol.DecisionBlockReader.readAll(io.netty.buffer.Unpooled.wrappedBuffer(block),
