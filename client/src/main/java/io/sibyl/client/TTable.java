@@ -8,11 +8,15 @@ import org.apache.hadoop.hbase.TableNotFoundException;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.Consistency;
+import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Increment;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Row;
+import org.apache.hadoop.hbase.client.RowMutations;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptor;
@@ -340,6 +344,90 @@ public class TTable implements Closeable {
             }
         }
         tx.flushIfFull();
+    }
+
+    /**
+     * Applies the puts and deletes of one row in their order, as {@code Table.mutateRow}: they commit or roll back
+     * with the rest of the transaction. All are checked before any is applied, so a bad one changes nothing.
+     */
+    public void mutateRow(Transaction tx, RowMutations mutations) throws IOException {
+        batch(tx, mutations.getMutations());
+    }
+
+    /**
+     * Runs gets, puts, deletes and {@link RowMutations} in the order of {@code actions} (HBase's {@code batch} leaves
+     * the order open; here a get sees the writes listed before it), with consecutive actions of one kind sent
+     * together. Returns one result per action: a get's {@link Result}, an empty {@code Result} for a write, as
+     * {@code Table.batch} does. Every action is checked before any is applied, so a bad one changes nothing.
+     * {@code Increment} and {@code Append} have no transactional version: read and write instead.
+     */
+    public Result[] batch(Transaction tx, List<? extends Row> actions) throws IOException {
+        checkUsable(tx);
+        List<Row> flat = new ArrayList<>(actions.size());
+        int[] owner = new int[actions.size() * 2 + 4];
+        for (int i = 0; i < actions.size(); i++) {
+            Row a = actions.get(i);
+            List<? extends Row> parts = a instanceof RowMutations rm ? rm.getMutations() : List.of(a);
+            for (Row part : parts) {
+                if (part instanceof Get g) {
+                    validate(g);
+                } else if (part instanceof Put p) {
+                    validate(p);
+                } else if (part instanceof Delete d) {
+                    validate(d);
+                } else {
+                    throw new IllegalArgumentException("a transactional batch takes Get, Put, Delete and RowMutations;"
+                            + " got " + (part == null ? "null" : part.getClass().getSimpleName()) + " at index " + i
+                            + (part instanceof Increment || part instanceof Append ? " (Increment and Append have no"
+                            + " transactional version: read the value and put the new one in the transaction)" : ""));
+                }
+                if (flat.size() == owner.length) {
+                    owner = Arrays.copyOf(owner, owner.length * 2);
+                }
+                owner[flat.size()] = i;
+                flat.add(part);
+            }
+        }
+        Result[] out = new Result[actions.size()];
+        Result none = Result.create(Collections.emptyList());
+        for (int from = 0; from < flat.size(); ) {
+            Class<?> kind = flat.get(from).getClass();
+            int to = from + 1;
+            while (to < flat.size() && flat.get(to).getClass() == kind) {
+                to++;
+            }
+            List<Row> run = flat.subList(from, to);
+            if (run.get(0) instanceof Get) {
+                Result[] got = get(tx, castAll(run, Get.class));
+                for (int k = 0; k < got.length; k++) {
+                    out[owner[from + k]] = got[k];
+                }
+            } else {
+                if (run.get(0) instanceof Put) {
+                    put(tx, castAll(run, Put.class));
+                } else {
+                    delete(tx, castAll(run, Delete.class));
+                }
+                for (int k = from; k < to; k++) {
+                    out[owner[k]] = none;
+                }
+            }
+            from = to;
+        }
+        for (int i = 0; i < out.length; i++) {
+            if (out[i] == null) {
+                out[i] = none; // a RowMutations with nothing in it
+            }
+        }
+        return out;
+    }
+
+    private static <T> List<T> castAll(List<Row> rows, Class<T> type) {
+        List<T> out = new ArrayList<>(rows.size());
+        for (Row r : rows) {
+            out.add(type.cast(r));
+        }
+        return out;
     }
 
     /** Closes this view; the transactions that used it are unaffected (their writes are in the transaction). */
