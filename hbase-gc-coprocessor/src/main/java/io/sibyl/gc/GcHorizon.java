@@ -31,7 +31,11 @@ final class GcHorizon {
 
     private final CommitReplica replica;
     private final long lowWatermark;
-    /** A replica learns ranges in its handshake, so they are fixed for its connection. */
+    /**
+     * The replica's ranges when this flush or compaction began. A range the oracle forgets meanwhile (FORGET_RANGE,
+     * after the sweeper deleted its in-doubt versions) is still applied here: its in-doubt writers are dropped, which
+     * is what the sweep did anyway.
+     */
     private final List<AbortedRange> ranges;
 
     GcHorizon(CommitReplica replica, long lowWatermark) {

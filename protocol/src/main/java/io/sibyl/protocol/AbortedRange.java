@@ -23,9 +23,11 @@ import java.util.List;
  * "in the range and no commit known" could not tell an in-doubt writer from a committed one. Cost: 8 bytes per commit
  * that was above T_max at the crash (at most {@code recent.commits.capacity} per recovery).
  *
- * <p>Immutable. Ranges of successive recoveries are disjoint and ascending: a new range starts at or above the end
- * of the previous one (timestamps below it belong to earlier oracles, whose in-doubt transactions earlier ranges
- * cover).
+ * <p>Immutable. The ranges kept at any time are disjoint and ascending: a new range starts at or above the end of
+ * every kept one (timestamps below it belong to earlier oracles, whose in-doubt transactions those ranges cover). A
+ * range that was swept and forgotten (FORGET_RANGE) no longer counts, so a later range, which starts at T_max then,
+ * may cover its span again: harmless, since every commit with a start above T_max still has its COMMIT record and is
+ * listed in the new range, and the forgotten range's in-doubt writers are simply in doubt once more.
  */
 public final class AbortedRange {
     /**

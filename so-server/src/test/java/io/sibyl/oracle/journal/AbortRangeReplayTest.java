@@ -206,6 +206,50 @@ class AbortRangeReplayTest {
                 "a checkpoint holding the range, followed by the records that forget it");
     }
 
+    /**
+     * Once a range is forgotten, the next recovery's range starts at T_max again (no kept range above it), so it may
+     * cover the forgotten span: its in-doubt writers are in doubt once more, and the commits there, of the oracle
+     * before and of the one that forgot it, are listed in the new range since their COMMIT records are above T_max.
+     */
+    @Test
+    void aRangeAfterAForgottenOneMayCoverItsSpanAndKeepsItsCommits() throws InterruptedException {
+        OracleConfig roomy = OracleConfig.defaults().withCapacities(1 << 12, 1 << 12, 256); // T_max stays put
+        List<byte[]> journal = new ArrayList<>();
+        Oracle first = new Oracle(new OracleState(roomy), journal);
+        first.commitOne();
+        long inDoubt1 = first.leaveRunning();
+        first.commitOne();
+        RecoveredState r1 = replay(journal);
+        AbortedRange range1 = r1.inDoubtRange();
+        assertNotNull(range1);
+
+        Oracle second = new Oracle(r1.newOracleState(roomy.withReaderGrace(100)), journal);
+        Thread.sleep(150);
+        assertTrue(second.state.rangeCleanedUp(range1.from(), range1.to()));
+        second.commitOne();
+        assertEquals(List.of(), second.state.abortedRanges(), "forgotten");
+        long inDoubt2 = second.leaveRunning();
+
+        RecoveredState r2 = replay(journal);
+        assertEquals(List.of(), r2.abortedRanges());
+        AbortedRange range2 = r2.inDoubtRange();
+        assertTrue(range2.from() < range1.to(), "starts at T_max " + r2.tMax() + ", inside the forgotten " + range1);
+        Oracle third = new Oracle(r2.newOracleState(roomy), journal);
+        for (long t : List.of(inDoubt1, inDoubt2)) {
+            assertEquals(Wire.STATUS_ABORTED, third.state.status(t), "in doubt: " + t);
+            assertEquals(OracleState.ALREADY_ABORTED, third.state.commit(t, new long[] {1}, 1));
+        }
+        for (Map<Long, Long> committed : List.of(first.committed, second.committed)) {
+            for (long t : committed.keySet()) {
+                assertTrue(range2.isCommitted(t) || !range2.covers(t), "listed: " + t);
+                assertEquals(Wire.STATUS_COMMITTED, third.state.status(t), "committed: " + t);
+            }
+        }
+        Checkpoint cp = third.state.checkpoint();
+        assertEquals(1, Checkpoint.decode(io.netty.buffer.Unpooled.wrappedBuffer(cp.encode())).abortedRanges().size());
+        assertEquals(1, replay(journal).abortedRanges().size());
+    }
+
     private static boolean containsRange(byte[] block) {
         boolean[] seen = {false};
         io.sibyl.protocol.DecisionBlockReader.readAll(io.netty.buffer.Unpooled.wrappedBuffer(block),
