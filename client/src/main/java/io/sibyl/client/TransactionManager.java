@@ -268,6 +268,7 @@ public final class TransactionManager implements AutoCloseable {
             throw lostBeforeCommit(tx, client);
         }
         long commitTs;
+        long commitSentNanos = System.nanoTime();
         try {
             commitTs = awaitReply(client.commit(startTs, tx.writeSet()), client, "a commit");
         } catch (CompletionException e) {
@@ -282,7 +283,7 @@ public final class TransactionManager implements AutoCloseable {
                 throw new RollbackException(tx, reason, tae.getMessage(), null);
             }
             if (cause instanceof OracleUnavailableException oue) {
-                resolveInDoubt(tx, oue);
+                resolveInDoubt(tx, oue, commitSentNanos, client.readWindowMillis());
                 return;
             }
             if (cause instanceof OracleException oe) {
@@ -591,8 +592,17 @@ public final class TransactionManager implements AutoCloseable {
      * The connection was lost while the commit request was in flight. The oracle that serves now (the same one
      * after a network failure, or the one that took over from the journal) knows the outcome: ask it. A transaction
      * it reports still running never reached its commit; it is aborted first, so the answer cannot change.
+     *
+     * <p>"Committed before T_max" is trusted only while less than the read window has passed since the commit was
+     * sent. An aborted transaction is forgotten once its versions were swept (a dead client's abort, or an aborted
+     * range after a crash), and after that the oracle answers "committed before T_max" for its timestamp, as for any
+     * old commit. Forgetting waits for the low watermark, which the oracle holds down for the whole reader grace
+     * (twice the read window) after the connection was lost or the new oracle started, and the commit was sent at
+     * most a read window after the client last heard from the oracle (writes stop then). So an answer within a read
+     * window of sending cannot come from a forgotten abort; a later one (the client stalled) is "outcome unknown".
      */
-    private void resolveInDoubt(Transaction tx, OracleUnavailableException lost) throws RollbackException {
+    private void resolveInDoubt(Transaction tx, OracleUnavailableException lost, long commitSentNanos,
+                                long readWindowMillis) throws RollbackException {
         long startTs = tx.getStartTimestamp();
         boolean askAgain = true;
         for (int attempt = 0; attempt < 3 && askAgain; attempt++) {
@@ -600,7 +610,23 @@ public final class TransactionManager implements AutoCloseable {
                 OracleClient client = oracle.current();
                 TransactionStatus status = awaitReply(client.query(startTs), client, "a commit query");
                 switch (status.state()) {
-                    case COMMITTED, COMMITTED_LONG_AGO -> {
+                    case COMMITTED_LONG_AGO -> {
+                        long sinceSentMillis = (System.nanoTime() - commitSentNanos) / 1_000_000L;
+                        if (sinceSentMillis >= readWindowMillis) {
+                            LOG.warn("the oracle at {} reports in-doubt transaction {} committed before T_max, but {}"
+                                    + " ms after its commit was sent, longer than the read window ({} ms): an abort"
+                                    + " swept and forgotten meanwhile would read the same, so the outcome is unknown",
+                                    client.address(), startTs, sinceSentMillis, readWindowMillis);
+                            askAgain = false;
+                        } else {
+                            finished(tx);
+                            tx.markCommitted(status.commitTimestamp());
+                            LOG.info("commit of transaction {} was in flight when the oracle connection was lost;"
+                                    + " the oracle at {} reports it committed", startTs, client.address());
+                            return;
+                        }
+                    }
+                    case COMMITTED -> {
                         finished(tx);
                         tx.markCommitted(status.commitTimestamp());
                         LOG.info("commit of transaction {} was in flight when the oracle connection was lost; the"
