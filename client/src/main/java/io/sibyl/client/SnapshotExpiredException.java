@@ -34,15 +34,18 @@ public class SnapshotExpiredException extends IOException {
     }
 
     /**
-     * A write of a transaction whose oracle connection was lost longer ago than the read window: the oracle aborted
-     * the transaction when it noticed the loss, and versions sent this late could land after the clean-up of aborted
-     * transactions (docs/gc.md, "Aborted transactions of dead clients") and then read as committed.
+     * A write of a transaction whose oracle connection was lost longer ago than the read window, or so nearly that
+     * less than {@code floorMillis} of it was left: the oracle aborted the transaction when it noticed the loss, and
+     * versions sent (or retried by HBase) later could land after the clean-up of aborted transactions (docs/gc.md,
+     * "Aborted transactions of dead clients") and then read as committed.
      */
-    static SnapshotExpiredException forWrite(Transaction transaction, long millisSinceHeard, long readWindowMillis) {
+    static SnapshotExpiredException forWrite(Transaction transaction, long millisSinceHeard, long readWindowMillis,
+                                             long floorMillis) {
         return new SnapshotExpiredException("transaction " + transaction.getStartTimestamp() + " cannot write any"
-                + " more: its status oracle was last heard from " + millisSinceHeard + " ms ago (writes stop "
-                + readWindowMillis + " ms after that, half the oracle's reader.grace.ms), and the oracle aborts the"
-                + " transactions of a lost connection; roll it back and run it again", transaction);
+                + " more: its status oracle was last heard from " + millisSinceHeard + " ms ago, and writes stop "
+                + readWindowMillis + " ms after that (half the oracle's reader.grace.ms; a batch is not sent with less"
+                + " than " + floorMillis + " ms left, and HBase does not retry one past that time), since the oracle"
+                + " aborts the transactions of a lost connection; roll it back and run it again", transaction);
     }
 
     /** The transaction that could not read (or write). */

@@ -52,6 +52,9 @@ public class TTable implements Closeable {
     /** The column families as of the last look at the table's descriptor (replaced whole, never mutated). */
     private volatile NavigableSet<byte[]> families;
     private volatile boolean closed;
+    /** HBase's configured write timeouts of the connection, which the writes of a transaction only ever lower. */
+    private final int operationTimeoutMillis;
+    private final int writeRpcTimeoutMillis;
 
     /**
      * Opens the transactional view of {@code tableName}.
@@ -62,6 +65,8 @@ public class TTable implements Closeable {
     public TTable(Connection connection, TableName tableName) throws IOException {
         this.connection = connection;
         this.name = tableName;
+        this.operationTimeoutMillis = TableWrites.configuredOperationTimeoutMillis(connection.getConfiguration());
+        this.writeRpcTimeoutMillis = TableWrites.configuredWriteRpcTimeoutMillis(connection.getConfiguration());
         this.families = readFamilies();
     }
 
@@ -152,6 +157,11 @@ public class TTable implements Closeable {
 
     Connection connection() {
         return connection;
+    }
+
+    /** A new, empty buffer of one transaction's writes to this table. */
+    TableWrites newWrites() {
+        return new TableWrites(name, connection, operationTimeoutMillis, writeRpcTimeoutMillis);
     }
 
     // ---- reads --------------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 package io.sibyl.client;
 
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.Delete;
@@ -15,6 +17,11 @@ import java.util.NavigableMap;
 import java.util.NavigableSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One transaction's writes to one table: the buffered (not yet sent) cells, newest value per column, and the
@@ -22,8 +29,21 @@ import java.util.TreeSet;
  * owning {@link Transaction}'s monitor.
  */
 final class TableWrites {
+    /** {@link #send}: no cap, HBase's configured timeouts apply. */
+    static final int NO_CAP = 0;
+    /**
+     * Runs the multi-server batches of capped tables, like the pool HBase's connection keeps for its own tables (which
+     * {@code getTableBuilder} cannot reach): built with a pool, a table costs as much as {@code Connection.getTable}
+     * (about 0.1-0.5 us); built without one, each table creates and stops a pool of its own, and a batch of puts
+     * takes about twice as long (measured on the minicluster).
+     */
+    private static final ExecutorService BATCH_POOL = batchPool();
+
     final TableName name;
     final Connection connection;
+    /** HBase's configured timeouts for this connection's writes, which a cap only ever lowers. */
+    private final int configuredOperationTimeoutMillis;
+    private final int configuredWriteRpcTimeoutMillis;
     /** row -> family -> qualifier -> value (or {@link Tombstones#VALUE}). */
     final NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> buffered =
             new TreeMap<>(Bytes.BYTES_COMPARATOR);
@@ -31,9 +51,34 @@ final class TableWrites {
     private final NavigableMap<byte[], NavigableMap<byte[], NavigableSet<byte[]>>> sent =
             new TreeMap<>(Bytes.BYTES_COMPARATOR);
 
-    TableWrites(TableName name, Connection connection) {
+    TableWrites(TableName name, Connection connection, int configuredOperationTimeoutMillis,
+                int configuredWriteRpcTimeoutMillis) {
         this.name = name;
         this.connection = connection;
+        this.configuredOperationTimeoutMillis = configuredOperationTimeoutMillis;
+        this.configuredWriteRpcTimeoutMillis = configuredWriteRpcTimeoutMillis;
+    }
+
+    /** HBase's configured operation timeout for these writes (0 or less: none). */
+    int configuredOperationTimeoutMillis() {
+        return configuredOperationTimeoutMillis;
+    }
+
+    /** HBase's operation timeout for {@code conf}, as its connection reads it. */
+    static int configuredOperationTimeoutMillis(Configuration conf) {
+        return conf.getInt(HConstants.HBASE_CLIENT_OPERATION_TIMEOUT,
+                HConstants.DEFAULT_HBASE_CLIENT_OPERATION_TIMEOUT);
+    }
+
+    /** HBase's write RPC timeout for {@code conf}, as its connection reads it. */
+    static int configuredWriteRpcTimeoutMillis(Configuration conf) {
+        return conf.getInt(HConstants.HBASE_RPC_WRITE_TIMEOUT_KEY,
+                conf.getInt(HConstants.HBASE_RPC_TIMEOUT_KEY, HConstants.DEFAULT_HBASE_RPC_TIMEOUT));
+    }
+
+    /** {@code configured} lowered to {@code capMillis}, never raised (a configured 0 or less: no limit). */
+    static int capped(int configured, int capMillis) {
+        return configured > 0 ? Math.min(configured, capMillis) : capMillis;
     }
 
     /** Adds one cell to the buffer; returns the bytes it adds to the buffer (roughly). */
@@ -48,11 +93,11 @@ final class TableWrites {
         return !sent.isEmpty();
     }
 
-    /** Sends the buffer to HBase as one batch of puts at {@code version}, then empties it. */
-    void flush(long version) throws IOException {
-        if (buffered.isEmpty()) {
-            return;
-        }
+    /**
+     * Takes the buffer as puts at {@code version}, recorded as sent (to be deleted if the transaction aborts), and
+     * empties it; {@link #send} sends them.
+     */
+    List<Put> drain(long version) {
         List<Put> puts = new ArrayList<>(buffered.size());
         for (Map.Entry<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> r : buffered.entrySet()) {
             Put put = new Put(r.getKey());
@@ -69,7 +114,23 @@ final class TableWrites {
             puts.add(put);
         }
         buffered.clear();
-        try (Table table = connection.getTable(name)) {
+        return puts;
+    }
+
+    /**
+     * Sends {@code puts} to HBase as one batch. With a cap ({@code capMillis > 0}), HBase gives the batch, retries
+     * included, at most that long (operation timeout), and each RPC of it as long (write RPC timeout): it gives up
+     * instead of retrying past the cap, and no retry is sent later. {@link #NO_CAP}: HBase's configured timeouts.
+     */
+    void send(List<Put> puts, int capMillis) throws IOException {
+        if (puts.isEmpty()) {
+            return;
+        }
+        try (Table table = capMillis == NO_CAP ? connection.getTable(name)
+                : connection.getTableBuilder(name, BATCH_POOL)
+                        .setOperationTimeout(capped(configuredOperationTimeoutMillis, capMillis))
+                        .setWriteRpcTimeout(capped(configuredWriteRpcTimeoutMillis, capMillis))
+                        .build()) {
             if (puts.size() == 1) {
                 table.put(puts.get(0)); // one Mutate call, lighter than a one-action Multi on both sides
             } else {
@@ -78,7 +139,11 @@ final class TableWrites {
         }
     }
 
-    /** Deletes exactly the versions this transaction sent (version-specific delete markers). */
+    /**
+     * Deletes exactly the versions this transaction sent (version-specific delete markers). Not capped like
+     * {@link #send}: a marker only removes this transaction's own versions (no other transaction writes at its start
+     * timestamp), so one that lands late, even after the sweeper took the transaction, changes nothing readable.
+     */
     void deleteSent(long version) throws IOException {
         if (sent.isEmpty()) {
             return;
@@ -112,5 +177,17 @@ final class TableWrites {
             copy.put(f.getKey(), new TreeMap<>(f.getValue()));
         }
         return copy;
+    }
+
+    private static ExecutorService batchPool() {
+        AtomicInteger threads = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(256, 256, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                r -> {
+                    Thread t = new Thread(r, "sibyl-write-batch-" + threads.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 }

@@ -5,11 +5,17 @@ import io.sibyl.client.oracle.OracleException;
 import io.sibyl.client.oracle.RowIds;
 import io.sibyl.client.oracle.Visibility;
 import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.OperationTimeoutExceededException;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RetriesExhaustedWithDetailsException;
+import org.apache.hadoop.hbase.ipc.CallTimeoutException;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
@@ -52,6 +58,13 @@ public final class Transaction {
     private final Map<TableName, TableWrites> writes = new LinkedHashMap<>();
     private final Set<Long> rowIds = new HashSet<>();
     private long bufferedBytes;
+    /**
+     * A batch of writes is sent only with at least this long left in the read window (less if the window is shorter
+     * than ten times this): HBase could hardly finish it in less, and would then give up with part of it written.
+     */
+    static final long MIN_WRITE_MILLIS = 100;
+    /** At least this long between sending a batch HBase timed out on and sending it again. */
+    private static final long RESEND_PAUSE_NANOS = 100_000_000L;
     /** When the start timestamp arrived: protection ends for good after a silence of the oracle since then. */
     private final long begunAtNanos;
     /** Set by a rollback before it decides what to undo: no write may reach HBase after that. */
@@ -234,7 +247,7 @@ public final class Transaction {
     // ---- writes -------------------------------------------------------------------------------------------------
 
     synchronized TableWrites writesFor(TTable table) {
-        return writes.computeIfAbsent(table.getName(), n -> new TableWrites(n, table.connection()));
+        return writes.computeIfAbsent(table.getName(), n -> table.newWrites());
     }
 
     /** Buffers one cell (value or tombstone); the caller then calls {@link #flushIfFull()}. */
@@ -271,14 +284,8 @@ public final class Transaction {
                 if (w.buffered.isEmpty()) {
                     continue;
                 }
-                if (!begunOn.snapshotsProtected(begunAtNanos)) {
-                    // Cut off like reads, before each table's batch: a dead client's versions must all be in HBase
-                    // before the oracle's hold on its transactions ends, or a clean-up of aborted versions could miss
-                    // them.
-                    throw SnapshotExpiredException.forWrite(this, begunOn.millisSinceHeard(),
-                            begunOn.readWindowMillis());
-                }
-                w.flush(startTs);
+                writeTimeoutCap(); // nothing is drained if the window is over already
+                sendWithinReadWindow(w, w.drain(startTs));
             }
         } catch (IOException | RuntimeException e) {
             if (writeFailure == null) {
@@ -288,6 +295,91 @@ public final class Transaction {
         } finally {
             bufferedBytes = 0;
         }
+    }
+
+    /**
+     * Sends one table's batch, giving HBase no longer than the time left in the read window ({@link #writeTimeoutCap},
+     * measured again just before each attempt). When HBase timed out at that cap and the window is not over (the
+     * oracle was heard meanwhile: HBase was just slow, e.g. a region moving), the batch is sent again with the new
+     * time left, for as long as HBase's own operation timeout allows in all: the same versions and values again, so
+     * a part that landed before is only written over. When the window is over, the write fails with
+     * {@link SnapshotExpiredException}, HBase's timeout as its cause.
+     */
+    private void sendWithinReadWindow(TableWrites w, List<Put> puts) throws IOException {
+        long began = System.nanoTime();
+        int cap = writeTimeoutCap();
+        while (true) {
+            long total = w.configuredOperationTimeoutMillis();
+            if (cap != TableWrites.NO_CAP && total > 0) {
+                cap = (int) Math.max(1, Math.min(cap, total - (System.nanoTime() - began) / 1_000_000L));
+            }
+            long sentAt = System.nanoTime();
+            try {
+                w.send(puts, cap);
+                return;
+            } catch (IOException e) {
+                if (cap == TableWrites.NO_CAP || !timedOut(e) || Thread.currentThread().isInterrupted()
+                        || (total > 0 && (System.nanoTime() - began) / 1_000_000L >= total)) {
+                    throw e; // not for the cap: an error HBase does not retry, or its own limits
+                }
+                try {
+                    cap = writeTimeoutCap();
+                } catch (SnapshotExpiredException expired) {
+                    expired.initCause(e);
+                    throw expired;
+                }
+                long pauseNanos = RESEND_PAUSE_NANOS - (System.nanoTime() - sentAt);
+                if (pauseNanos > 0) { // HBase gave up at once (its next pause would not fit): not in a tight loop
+                    try {
+                        TimeUnit.NANOSECONDS.sleep(pauseNanos);
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                        throw new InterruptedIOException("interrupted while sending the writes of transaction "
+                                + startTs + " again");
+                    }
+                    cap = writeTimeoutCap();
+                }
+            }
+        }
+    }
+
+    /** Did HBase give up on a write for its timeouts (for every action of a batch), rather than for an error? */
+    private static boolean timedOut(Throwable e) {
+        if (e instanceof RetriesExhaustedWithDetailsException batch) {
+            if (batch.getNumExceptions() == 0) {
+                return false;
+            }
+            for (int i = 0; i < batch.getNumExceptions(); i++) {
+                if (!timedOut(batch.getCause(i))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return e instanceof SocketTimeoutException || e instanceof OperationTimeoutExceededException
+                || e instanceof CallTimeoutException;
+    }
+
+    /**
+     * How long HBase may take over a batch of this transaction's writes sent now, retries included, in milliseconds:
+     * the time left in its read window ({@link OracleClient#nanosLeftInReadWindow}), or {@link TableWrites#NO_CAP}
+     * while there is no window (before the oracle's HELLO). Writes are cut off like reads, before each table's batch,
+     * and a batch is not sent, nor retried by HBase, past the cut-off: a dead client's versions must all be in HBase
+     * before the oracle's hold on its transactions ends, or a clean-up of aborted versions could miss them (docs/gc.md,
+     * "Aborted transactions of dead clients"). With less than a small floor left the write fails without being sent.
+     */
+    private int writeTimeoutCap() throws SnapshotExpiredException {
+        long leftNanos = begunOn.nanosLeftInReadWindow(begunAtNanos);
+        if (leftNanos == Long.MAX_VALUE) {
+            return TableWrites.NO_CAP;
+        }
+        long windowMillis = begunOn.readWindowMillis();
+        long floorMillis = Math.max(1, Math.min(MIN_WRITE_MILLIS, windowMillis / 10));
+        long leftMillis = leftNanos / 1_000_000L;
+        if (leftMillis < floorMillis) {
+            throw SnapshotExpiredException.forWrite(this, begunOn.millisSinceHeard(), windowMillis, floorMillis);
+        }
+        return (int) Math.min(Integer.MAX_VALUE, leftMillis);
     }
 
     /** The buffered cells of one row of one table (a copy), or null. */

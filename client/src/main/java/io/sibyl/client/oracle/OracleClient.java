@@ -264,6 +264,23 @@ public final class OracleClient implements AutoCloseable {
         return snapshotsProtected() && gapEndedNanos - begunAtNanos < 0;
     }
 
+    /**
+     * How long {@link #snapshotsProtected(long)} stays true for a transaction that began at {@code begunAtNanos}, in
+     * nanoseconds, unless a frame comes meanwhile: 0 if it is false already; {@link Long#MAX_VALUE} while there is
+     * no read window yet (before the oracle's HELLO).
+     */
+    public long nanosLeftInReadWindow(long begunAtNanos) {
+        long window = readWindowNanos;
+        long heard = lastHeardNanos;
+        if (gapEndedNanos - begunAtNanos >= 0) {
+            return 0;
+        }
+        if (window == Long.MAX_VALUE) {
+            return Long.MAX_VALUE;
+        }
+        return Math.max(0, heard + window - System.nanoTime());
+    }
+
     /** Milliseconds since the last frame from the oracle arrived. */
     public long millisSinceHeard() {
         return (System.nanoTime() - lastHeardNanos) / 1_000_000L;
