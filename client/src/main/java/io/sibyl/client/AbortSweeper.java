@@ -38,7 +38,8 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Safe to run at any time, also while transactions run: it only touches transactions that are aborted and that
  * started below the oracle's low watermark, so none of them runs anywhere or can write again, and it takes only
- * those seen so twice, {@code settle} apart (writes a dead client left in flight land in between). It scans the
+ * those seen so twice, {@code settle} apart (a write a region server took from a dead client and applies late lands in
+ * between). It scans the
  * tables named, or every user table with a family that can hold transactional data
  * ({@link TTable#mayHoldTransactionalData}),
  * except the ones {@code excluded}. Every table this oracle's transactions write to must be scanned, since the
@@ -86,8 +87,10 @@ public final class AbortSweeper {
      *                     data. Name them when other Sibyl deployments (other oracles) keep tables in the same HBase
      *                     cluster: their versions carry timestamps of their own oracle, which can equal this one's
      * @param excluded     tables not to scan: only tables no transaction of this oracle writes to
-     * @param settleMillis how long a transaction must stay a candidate before it is swept; longer than the HBase
-     *                     client's operation timeout, so that no write of a dead client is still in flight
+     * @param settleMillis how long a transaction must stay a candidate before it is swept, so that no write a region
+     *                     server took from a dead client is still to be applied (clients stop HBase's retries of their
+     *                     writes by the end of their read window, before a transaction becomes a candidate; see
+     *                     {@code AbortSweeperMain.DEFAULT_SETTLE_MS} and docs/gc.md)
      * @param dryRun       find and count only: delete nothing, report nothing
      */
     public AbortSweeper(TransactionManager manager, Set<TableName> only, Set<TableName> excluded, long settleMillis,

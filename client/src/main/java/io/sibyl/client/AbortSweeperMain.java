@@ -16,8 +16,17 @@ import java.util.Set;
  * {@code --sibyl.oracle.zk.connect=zk1:2181} or {@code --sibyl.oracle.address=host:port}.
  */
 public final class AbortSweeperMain {
-    /** Default settle time: longer than the HBase client's default operation timeout (20 minutes). */
-    static final long DEFAULT_SETTLE_MS = 30 * 60 * 1000L;
+    /**
+     * Default settle time, 10 minutes. A client's HBase client stops retrying its writes by the end of its read window
+     * (each batch's operation timeout is capped to the time left in it), which comes half the reader grace before the
+     * oracle lets a transaction of a lost connection fall below the watermark, so no write of a dead client is retried
+     * once it is a candidate; what the settle time still covers is a write a region server took before that and
+     * applies later (a call already executing: row lock and WAL sync waits, 5 minutes at most by HBase's defaults; a
+     * region server that crashed with it in its WAL, replayed when the region reopens), and a client process stalled
+     * between measuring the time left and handing the batch to HBase. Clients of releases before this one do not cap
+     * their writes: sweep with 30 minutes (above HBase's 20-minute operation timeout) until all are upgraded.
+     */
+    static final long DEFAULT_SETTLE_MS = 10 * 60 * 1000L;
 
     private AbortSweeperMain() {
     }
@@ -110,8 +119,9 @@ public final class AbortSweeperMain {
         out.println("                other Sibyl deployment (another oracle) keeps tables in this HBase cluster");
         out.println("  --settle-ms   a transaction is swept only if it was a candidate this long before (default "
                 + DEFAULT_SETTLE_MS + ",");
-        out.println("                above the HBase client's operation timeout, so no write of a dead client is in"
-                + " flight)");
+        out.println("                so that no write a region server took from a dead client is still to be applied;");
+        out.println("                clients stop HBase's retries by the end of their read window. Use 1800000 while");
+        out.println("                clients of earlier releases, which retry for hbase.client.operation.timeout, run)");
         out.println("  --dry-run     count only");
         out.println("  --key=value   HBase and Sibyl client settings, e.g. --hbase.zookeeper.quorum=zk1");
         out.println("                --sibyl.oracle.zk.connect=zk1:2181 or --sibyl.oracle.address=host:port");
