@@ -610,9 +610,10 @@ public final class TransactionManager implements AutoCloseable {
                 OracleClient client = oracle.current();
                 TransactionStatus status = awaitReply(client.query(startTs), client, "a commit query");
                 switch (status.state()) {
-                    case COMMITTED_LONG_AGO -> {
+                    case COMMITTED, COMMITTED_LONG_AGO -> {
                         long sinceSentMillis = (System.nanoTime() - commitSentNanos) / 1_000_000L;
-                        if (sinceSentMillis >= readWindowMillis) {
+                        if (status.state() == TransactionStatus.State.COMMITTED_LONG_AGO
+                                && sinceSentMillis >= readWindowMillis) {
                             LOG.warn("the oracle at {} reports in-doubt transaction {} committed before T_max, but {}"
                                     + " ms after its commit was sent, longer than the read window ({} ms): an abort"
                                     + " swept and forgotten meanwhile would read the same, so the outcome is unknown",
@@ -625,13 +626,6 @@ public final class TransactionManager implements AutoCloseable {
                                     + " the oracle at {} reports it committed", startTs, client.address());
                             return;
                         }
-                    }
-                    case COMMITTED -> {
-                        finished(tx);
-                        tx.markCommitted(status.commitTimestamp());
-                        LOG.info("commit of transaction {} was in flight when the oracle connection was lost; the"
-                                + " oracle at {} reports it committed", startTs, client.address());
-                        return;
                     }
                     case ABORTED -> {
                         rollBackLocally(tx, true);
