@@ -42,6 +42,17 @@ final class SiHistory {
      */
     record Tx(int id, String thread, List<Op> ops, Outcome outcome, long invokeNanos, long ackNanos, long startTs,
               long commitTs) {
+        // Identity by id: the checker keys maps by transaction, and hashing every op list would cost seconds.
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Tx t && t.id == id;
+        }
+
+        @Override
+        public int hashCode() {
+            return Integer.hashCode(id);
+        }
+
         @Override
         public String toString() {
             return "T" + id + "[" + thread + ", " + outcome + ", start " + startTs + ", commit " + commitTs + "] "
