@@ -9,13 +9,18 @@ import io.sibyl.oracle.ha.LeaderZnode;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.protocol.LeaderRecord;
+import org.apache.hadoop.hbase.MiniHBaseCluster;
+import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.util.Bytes;
+import org.apache.hadoop.hbase.util.JVMClusterUtil.RegionServerThread;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -81,9 +86,8 @@ class ListAppendIsolationTest {
         TableName name = c.createTable("elle", SPLITS, "cf");
         try (TransactionManager buffered = c.manager(clientSettings(false));
              TransactionManager writeThrough = c.manager(clientSettings(true));
-             TTable table = new TTable(c.connection(), name)) {
-            Workload w = new Workload(table);
-            w.run(List.of(buffered, writeThrough), 15_000, () -> {
+             Workload w = new Workload(name, List.of(buffered, writeThrough))) {
+            w.run(15_000, () -> {
             });
             w.checkSnapshotIsolation(buffered, "no faults");
         }
@@ -117,9 +121,8 @@ class ListAppendIsolationTest {
             writeThrough.putAll(zkClient);
             try (TransactionManager one = c.manager(buffered);
                  TransactionManager two = c.manager(writeThrough);
-                 TTable table = new TTable(c.connection(), name)) {
-                Workload w = new Workload(table);
-                w.run(List.of(one, two), 30_000, () -> {
+                 Workload w = new Workload(name, List.of(one, two))) {
+                w.run(30_000, () -> {
                     for (int i = 1; i <= 3; i++) {
                         Thread.sleep(7_000);
                         JournaledOracle prev = oracles.get(oracles.size() - 1);
@@ -145,6 +148,97 @@ class ListAppendIsolationTest {
         }
     }
 
+    /**
+     * The region server holding the table (alone) is killed mid-run; the master reopens its regions on the other
+     * server, replaying its WAL, while the clients carry on (their HBase operations give up within seconds, so the
+     * outage shows as aborted transactions). Committed appends must all survive the replay, and nothing a rolled-back
+     * or failed transaction wrote may be read.
+     */
+    @Test
+    void listAppendHistoryAcrossARegionServerCrashIsSnapshotIsolation() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        MiniHBaseCluster hbase = c.util().getMiniHBaseCluster();
+        try (Admin admin = c.connection().getAdmin()) {
+            boolean balancerWasOn = admin.balancerSwitch(false, true); // nothing may move but what we move
+            ServerName original = hbase.getServerHoldingMeta();
+            RegionServerThread extra = hbase.startRegionServer();
+            ServerName doomed = extra.getRegionServer().getServerName();
+            java.util.concurrent.atomic.AtomicBoolean killed = new java.util.concurrent.atomic.AtomicBoolean();
+            try {
+                TableName name = c.createTable("elle-rscrash", SPLITS, "cf");
+                int regions = admin.getRegions(name).size();
+                await("the regions of " + name + " to open on " + doomed, () -> {
+                    if (!hbase.getMaster().getServerManager().getOnlineServersList().contains(doomed)) {
+                        return false;
+                    }
+                    for (RegionInfo r : admin.getRegions(name)) {
+                        if (!admin.getRegions(doomed).contains(r)) {
+                            admin.move(r.getEncodedNameAsBytes(), doomed);
+                        }
+                    }
+                    return onServer(admin, doomed, name) == regions;
+                });
+                try (TransactionManager buffered = c.manager(crashSettings(false));
+                     TransactionManager writeThrough = c.manager(crashSettings(true));
+                     Workload w = new Workload(name, List.of(buffered, writeThrough))) {
+                    w.run(20_000, () -> {
+                        Thread.sleep(6_000);
+                        long t0 = System.nanoTime();
+                        hbase.killRegionServer(doomed);
+                        killed.set(true);
+                        await("the regions to reopen on " + original, () -> onServer(admin, original, name)
+                                == regions);
+                        System.out.printf("region server %s killed, regions back in %.1f s%n", doomed,
+                                (System.nanoTime() - t0) / 1e9);
+                        Thread.sleep(6_000); // and a while of normal service after the recovery
+                    });
+                    w.checkSnapshotIsolation(buffered, "region server crash");
+                }
+            } finally {
+                if (!killed.get()) {
+                    hbase.killRegionServer(doomed);
+                }
+                extra.join(60_000);
+                // Let the master finish with the dead server before the next test runs.
+                await("the master to finish recovering " + doomed,
+                        () -> !hbase.getMaster().getServerManager().areDeadServersInProgress());
+                admin.balancerSwitch(balancerWasOn, true);
+            }
+        }
+    }
+
+    /** HBase operations on a dead server's regions give up within seconds (as in RegionServerCrashTest). */
+    private static Map<String, String> crashSettings(boolean writeThrough) {
+        Map<String, String> s = clientSettings(writeThrough);
+        s.put("hbase.client.retries.number", "3");
+        s.put("hbase.client.pause", "100");
+        s.put("hbase.rpc.timeout", "3000");
+        s.put("hbase.client.operation.timeout", "8000");
+        s.put("hbase.client.meta.operation.timeout", "8000");
+        s.put("hbase.client.scanner.timeout.period", "8000");
+        return s;
+    }
+
+    private static long onServer(Admin admin, ServerName server, TableName table) throws IOException {
+        return admin.getRegions(server).stream().filter(r -> r.getTable().equals(table)).count();
+    }
+
+    /** A condition polled by {@link #await}. */
+    private interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    /** Polls for up to a minute: the machine may be slow. */
+    private static void await(String what, Condition condition) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!condition.holds()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("waited a minute for " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
     private static void announce(ZooKeeper zk, String path, JournaledOracle o, String owner) throws Exception {
         LeaderZnode.publish(zk, path, new LeaderRecord(o.recovered().epoch(), "127.0.0.1", o.port(), owner));
     }
@@ -155,28 +249,43 @@ class ListAppendIsolationTest {
     }
 
     /** The workload, its history and what went wrong on the client side. */
-    static final class Workload {
-        final TTable table;
+    static final class Workload implements AutoCloseable {
+        /** Each client's table on its own HBase connection, so the client's HBase settings apply. */
+        final Map<TransactionManager, TTable> tables = new HashMap<>();
         final ConcurrentLinkedQueue<Tx> history = new ConcurrentLinkedQueue<>();
         final Map<String, AtomicLong> errors = new ConcurrentHashMap<>();
         final AtomicLong elements = new AtomicLong();
         final ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
         double seconds;
 
-        Workload(TTable table) {
-            this.table = table;
+        Workload(TableName name, List<TransactionManager> managers) throws IOException {
+            for (TransactionManager tm : managers) {
+                tables.put(tm, new TTable(tm.getConnection(), name));
+            }
         }
 
-        /** Runs {@code THREADS} threads over {@code managers} for {@code millis}, and {@code faults} meanwhile. */
-        void run(List<TransactionManager> managers, long millis, Faults faults) throws Exception {
+        @Override
+        public void close() throws IOException {
+            for (TTable t : tables.values()) {
+                t.close();
+            }
+        }
+
+        /**
+         * Runs {@code THREADS} threads over the clients for {@code millis}, and {@code faults} meanwhile; the
+         * workload goes on until the faults are done too (recovery may be slow on a busy machine).
+         */
+        void run(long millis, Faults faults) throws Exception {
             long t0 = System.nanoTime();
             long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(millis);
+            java.util.concurrent.atomic.AtomicBoolean faultsDone = new java.util.concurrent.atomic.AtomicBoolean();
+            List<TransactionManager> managers = new ArrayList<>(tables.keySet());
             List<Thread> threads = new ArrayList<>();
             for (int i = 0; i < THREADS; i++) {
                 TransactionManager tm = managers.get(i % managers.size());
                 Random rnd = new Random(i * 7919L + System.nanoTime());
                 threads.add(new Thread(() -> {
-                    while (System.nanoTime() < deadline) {
+                    while (System.nanoTime() < deadline || !faultsDone.get()) {
                         attempt(tm, rnd);
                     }
                 }, "elle-" + i));
@@ -186,6 +295,8 @@ class ListAppendIsolationTest {
                     faults.run();
                 } catch (Throwable e) {
                     failures.add(e);
+                } finally {
+                    faultsDone.set(true);
                 }
             }, "elle-faults");
             threads.forEach(Thread::start);
@@ -208,6 +319,7 @@ class ListAppendIsolationTest {
          * with no answer is of unknown outcome.
          */
         void attempt(TransactionManager tm, Random rnd) {
+            TTable table = tables.get(tm);
             Recorder rec = new Recorder(); // notes the time before begin(), for the real-time check
             Transaction tx;
             try {
@@ -226,11 +338,11 @@ class ListAppendIsolationTest {
                     int p = rnd.nextInt(100);
                     if (p < 30) {
                         int k = rnd.nextInt(KEYS);
-                        rec.read(k, read(tx, k));
+                        rec.read(k, read(table, tx, k));
                     } else if (p < 85) {
                         // Sometimes append twice to one key: a reader must never see the first without the second.
                         int k = lastAppended >= 0 && rnd.nextInt(4) == 0 ? lastAppended : rnd.nextInt(KEYS);
-                        List<Long> list = new ArrayList<>(read(tx, k));
+                        List<Long> list = new ArrayList<>(read(table, tx, k));
                         rec.read(k, list);
                         long x = elements.incrementAndGet();
                         rec.append(k, x); // before the put: a failed put may still leave its version in HBase
@@ -241,7 +353,7 @@ class ListAppendIsolationTest {
                     } else {
                         int from = rnd.nextInt(KEYS - 1);
                         int to = Math.min(KEYS, from + 2 + rnd.nextInt(3));
-                        Map<Integer, List<Long>> seen = scan(tx, from, to);
+                        Map<Integer, List<Long>> seen = scan(table, tx, from, to);
                         for (int k = from; k < to; k++) {
                             rec.read(k, seen.getOrDefault(k, List.of()));
                         }
@@ -294,13 +406,13 @@ class ListAppendIsolationTest {
             }
         }
 
-        List<Long> read(Transaction tx, int k) throws IOException {
+        static List<Long> read(TTable table, Transaction tx, int k) throws IOException {
             Result r = table.get(tx, new Get(Bytes.toBytes(key(k))).addColumn(CF, LIST));
             byte[] v = r.getValue(CF, LIST);
             return SiHistory.decode(v == null ? null : Bytes.toString(v));
         }
 
-        Map<Integer, List<Long>> scan(Transaction tx, int from, int to) throws IOException {
+        static Map<Integer, List<Long>> scan(TTable table, Transaction tx, int from, int to) throws IOException {
             Map<Integer, List<Long>> out = new TreeMap<>();
             Scan s = new Scan().withStartRow(Bytes.toBytes(key(from))).withStopRow(Bytes.toBytes(key(to)))
                     .addColumn(CF, LIST).setCaching(2); // small batches: the scan crosses several RPCs
@@ -321,7 +433,7 @@ class ListAppendIsolationTest {
             Recorder rec = new Recorder();
             Transaction tx = tm.begin();
             for (int k = 0; k < KEYS; k++) {
-                rec.read(k, read(tx, k));
+                rec.read(k, read(tables.get(tm), tx, k));
             }
             tm.commit(tx);
             history.add(rec.finish(Outcome.COMMITTED, tx.getStartTimestamp(), tx.getCommitTimestamp()));
