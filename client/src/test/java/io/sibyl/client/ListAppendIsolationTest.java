@@ -55,6 +55,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ListAppendIsolationTest {
     static final int KEYS = 12;
     static final int THREADS = 6;
+    /** Multiplies the workload's duration (and the time between faults), for a longer soak: -Delle.scale=4. */
+    static final int SCALE = Integer.getInteger("elle.scale", 1);
     static final byte[] CF = Bytes.toBytes("cf");
     static final byte[] LIST = Bytes.toBytes("l");
     /** Three regions, so transactions and scans span region boundaries. */
@@ -75,7 +77,10 @@ class ListAppendIsolationTest {
         Map<String, String> s = new HashMap<>();
         s.put(TransactionManager.FAILOVER_TIMEOUT_MS, "60000");
         if (writeThrough) {
+            // Writes reach HBase before the commit (readers meet uncommitted versions), and reads fetch one version
+            // at a time, so they walk down past those versions and aborted ones.
             s.put(TransactionManager.WRITE_BUFFER_BYTES, "0");
+            s.put(TransactionManager.READ_VERSIONS, "1");
         }
         return s;
     }
@@ -87,7 +92,7 @@ class ListAppendIsolationTest {
         try (TransactionManager buffered = c.manager(clientSettings(false));
              TransactionManager writeThrough = c.manager(clientSettings(true));
              Workload w = new Workload(name, List.of(buffered, writeThrough))) {
-            w.run(15_000, () -> {
+            w.run(SCALE * 15_000L, () -> {
             });
             w.checkSnapshotIsolation(buffered, "no faults");
         }
@@ -122,9 +127,9 @@ class ListAppendIsolationTest {
             try (TransactionManager one = c.manager(buffered);
                  TransactionManager two = c.manager(writeThrough);
                  Workload w = new Workload(name, List.of(one, two))) {
-                w.run(30_000, () -> {
+                w.run(SCALE * 30_000L, () -> {
                     for (int i = 1; i <= 3; i++) {
-                        Thread.sleep(7_000);
+                        Thread.sleep(SCALE * 7_000L);
                         JournaledOracle prev = oracles.get(oracles.size() - 1);
                         long t0 = System.nanoTime();
                         JournaledOracle next = JournaledOracle.start(js, "oracle-" + i, JOURNALED);
@@ -181,8 +186,8 @@ class ListAppendIsolationTest {
                 try (TransactionManager buffered = c.manager(crashSettings(false));
                      TransactionManager writeThrough = c.manager(crashSettings(true));
                      Workload w = new Workload(name, List.of(buffered, writeThrough))) {
-                    w.run(20_000, () -> {
-                        Thread.sleep(6_000);
+                    w.run(SCALE * 20_000L, () -> {
+                        Thread.sleep(SCALE * 6_000L);
                         long t0 = System.nanoTime();
                         hbase.killRegionServer(doomed);
                         killed.set(true);
@@ -190,7 +195,7 @@ class ListAppendIsolationTest {
                                 == regions);
                         System.out.printf("region server %s killed, regions back in %.1f s%n", doomed,
                                 (System.nanoTime() - t0) / 1e9);
-                        Thread.sleep(6_000); // and a while of normal service after the recovery
+                        Thread.sleep(SCALE * 6_000L); // and a while of normal service after the recovery
                     });
                     w.checkSnapshotIsolation(buffered, "region server crash");
                 }
@@ -251,7 +256,7 @@ class ListAppendIsolationTest {
     /** The workload, its history and what went wrong on the client side. */
     static final class Workload implements AutoCloseable {
         /** Each client's table on its own HBase connection, so the client's HBase settings apply. */
-        final Map<TransactionManager, TTable> tables = new HashMap<>();
+        final Map<TransactionManager, TTable> tables = new java.util.LinkedHashMap<>();
         final ConcurrentLinkedQueue<Tx> history = new ConcurrentLinkedQueue<>();
         final Map<String, AtomicLong> errors = new ConcurrentHashMap<>();
         final AtomicLong elements = new AtomicLong();
@@ -285,10 +290,14 @@ class ListAppendIsolationTest {
                 TransactionManager tm = managers.get(i % managers.size());
                 Random rnd = new Random(i * 7919L + System.nanoTime());
                 threads.add(new Thread(() -> {
-                    while (System.nanoTime() < deadline || !faultsDone.get()) {
-                        attempt(tm, rnd);
+                    try {
+                        while (System.nanoTime() < deadline || !faultsDone.get()) {
+                            attempt(tm, rnd);
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e); // a broken result (not a failed operation): the test fails
                     }
-                }, "elle-" + i));
+                }, "elle-" + i + "-client" + (i % managers.size())));
             }
             Thread faulter = new Thread(() -> {
                 try {
@@ -309,7 +318,7 @@ class ListAppendIsolationTest {
             }
             seconds = (System.nanoTime() - t0) / 1e9;
             if (!failures.isEmpty()) {
-                throw new AssertionError("the faults failed: " + failures.peek(), failures.peek());
+                throw new AssertionError("the workload or the faults failed: " + failures.peek(), failures.peek());
             }
         }
 
@@ -334,11 +343,30 @@ class ListAppendIsolationTest {
             try {
                 int n = 1 + rnd.nextInt(4);
                 int lastAppended = -1;
+                // One in fifty dawdles between operations: long transactions widen the windows for stale reads
+                // (more of them would cut the number of transactions a lot).
+                boolean slow = rnd.nextInt(50) == 0;
                 for (int i = 0; i < n; i++) {
+                    if (slow) {
+                        Thread.sleep(20 + rnd.nextInt(150));
+                    }
                     int p = rnd.nextInt(100);
-                    if (p < 30) {
+                    if (p < 22) {
                         int k = rnd.nextInt(KEYS);
                         rec.read(k, read(table, tx, k));
+                    } else if (p < 30) {
+                        // A multi-get of a few keys in one call (regions answer separately).
+                        List<Integer> keys = new ArrayList<>();
+                        List<Get> gets = new ArrayList<>();
+                        for (int j = 0; j < 2 + rnd.nextInt(3); j++) {
+                            int k = rnd.nextInt(KEYS);
+                            keys.add(k);
+                            gets.add(new Get(Bytes.toBytes(key(k))).addColumn(CF, LIST));
+                        }
+                        Result[] rs = table.get(tx, gets);
+                        for (int j = 0; j < keys.size(); j++) {
+                            rec.read(keys.get(j), list(rs[j]));
+                        }
                     } else if (p < 85) {
                         // Sometimes append twice to one key: a reader must never see the first without the second.
                         int k = lastAppended >= 0 && rnd.nextInt(4) == 0 ? lastAppended : rnd.nextInt(KEYS);
@@ -353,7 +381,7 @@ class ListAppendIsolationTest {
                     } else {
                         int from = rnd.nextInt(KEYS - 1);
                         int to = Math.min(KEYS, from + 2 + rnd.nextInt(3));
-                        Map<Integer, List<Long>> seen = scan(table, tx, from, to);
+                        Map<Integer, List<Long>> seen = scan(table, tx, from, to, rnd.nextBoolean());
                         for (int k = from; k < to; k++) {
                             rec.read(k, seen.getOrDefault(k, List.of()));
                         }
@@ -373,6 +401,9 @@ class ListAppendIsolationTest {
             } catch (CommitOutcomeUnknownException e) {
                 error("commit: outcome unknown", e);
                 outcome = Outcome.UNKNOWN;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
             } catch (IOException | RuntimeException e) {
                 error((committing ? "commit: " : "op: ") + e.getClass().getSimpleName(), e);
                 if (!committing) {
@@ -407,19 +438,30 @@ class ListAppendIsolationTest {
         }
 
         static List<Long> read(TTable table, Transaction tx, int k) throws IOException {
-            Result r = table.get(tx, new Get(Bytes.toBytes(key(k))).addColumn(CF, LIST));
+            return list(table.get(tx, new Get(Bytes.toBytes(key(k))).addColumn(CF, LIST)));
+        }
+
+        static List<Long> list(Result r) {
             byte[] v = r.getValue(CF, LIST);
             return SiHistory.decode(v == null ? null : Bytes.toString(v));
         }
 
-        static Map<Integer, List<Long>> scan(TTable table, Transaction tx, int from, int to) throws IOException {
+        /** Keys {@code from} (inclusive) to {@code to} (exclusive), forwards or backwards. */
+        static Map<Integer, List<Long>> scan(TTable table, Transaction tx, int from, int to, boolean reversed)
+                throws IOException {
             Map<Integer, List<Long>> out = new TreeMap<>();
-            Scan s = new Scan().withStartRow(Bytes.toBytes(key(from))).withStopRow(Bytes.toBytes(key(to)))
-                    .addColumn(CF, LIST).setCaching(2); // small batches: the scan crosses several RPCs
+            Scan s = reversed
+                    ? new Scan().withStartRow(Bytes.toBytes(key(to - 1))).withStopRow(Bytes.toBytes(key(from)), true)
+                    .setReversed(true)
+                    : new Scan().withStartRow(Bytes.toBytes(key(from))).withStopRow(Bytes.toBytes(key(to)));
+            s.addColumn(CF, LIST).setCaching(2); // small batches: the scan crosses several RPCs
             try (ResultScanner scanner = table.getScanner(tx, s)) {
                 for (Result r : scanner) {
                     int k = Integer.parseInt(Bytes.toString(r.getRow()).substring(1));
-                    out.put(k, SiHistory.decode(Bytes.toString(r.getValue(CF, LIST))));
+                    if (k < from || k >= to || out.put(k, list(r)) != null) {
+                        throw new AssertionError("the scan of [" + key(from) + ", " + key(to) + ") returned "
+                                + key(k) + (reversed ? " (reversed)" : "") + " out of range or twice: " + out.keySet());
+                    }
                 }
             }
             return out;
@@ -439,8 +481,12 @@ class ListAppendIsolationTest {
             history.add(rec.finish(Outcome.COMMITTED, tx.getStartTimestamp(), tx.getCommitTimestamp()));
             long t0 = System.nanoTime();
             SiHistoryChecker.Report report = SiHistoryChecker.check(List.copyOf(history));
-            System.out.printf("list-append, %s: %.1f s of workload, checked in %.2f s: %s; client errors %s%n",
-                    scenario, seconds, (System.nanoTime() - t0) / 1e9, report.summary(), new TreeMap<>(errors));
+            Map<String, Long> perClient = new TreeMap<>();
+            history.stream().filter(t -> t.outcome() == Outcome.COMMITTED && t.thread().contains("-client"))
+                    .forEach(t -> perClient.merge(t.thread().substring(t.thread().indexOf("client")), 1L, Long::sum));
+            System.out.printf("list-append, %s: %.1f s of workload, checked in %.2f s: %s; commits per client %s;"
+                            + " client errors %s%n", scenario, seconds, (System.nanoTime() - t0) / 1e9,
+                    report.summary(), perClient, new TreeMap<>(errors));
             if (!report.ok()) {
                 StringBuilder sb = new StringBuilder("not snapshot isolation (" + scenario + "): "
                         + report.summary());

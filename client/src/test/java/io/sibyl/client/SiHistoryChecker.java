@@ -150,7 +150,7 @@ final class SiHistoryChecker {
                             + ": " + t);
                     n = Math.max(0, n);
                 }
-                List<Long> e = List.copyOf(l.subList(0, n));
+                List<Long> e = l.subList(0, n); // a view: the lists are immutable
                 ext.add(new ExtRead(t, op.key(), e));
                 if (mine.isEmpty()) {
                     lastRead.put(op.key(), e);
@@ -251,6 +251,15 @@ final class SiHistoryChecker {
                         fail(Anomaly.LOST_WRITE, "k" + k + " ends as " + o + " without " + x + " of " + t);
                     }
                 }
+                Integer p = position.get(e.getValue().get(0));
+                for (int i = 1; p != null && i < e.getValue().size(); i++) {
+                    Integer q = position.get(e.getValue().get(i));
+                    if (q != null && q != p + i) {
+                        fail(Anomaly.GARBLED, "T" + t.id() + "'s appends " + e.getValue() + " to k" + k
+                                + " are not together in " + o);
+                        break;
+                    }
+                }
                 List<Long> b = basis.getOrDefault(t, Map.of()).get(k);
                 if (b == null) {
                     continue; // a blind append (hand-made histories): no snapshot to compare with
@@ -260,7 +269,6 @@ final class SiHistoryChecker {
                     fail(Anomaly.LOST_UPDATE, "T" + other.id() + " and T" + t.id() + " both read k" + k + "=" + b
                             + " and both appended to it: " + other + " / " + t);
                 }
-                Integer p = position.get(e.getValue().get(0));
                 if (p != null && p != b.size() && !incompatible.contains(k)) {
                     fail(Anomaly.LOST_UPDATE, "T" + t.id() + " read k" + k + "=" + b + " but its append "
                             + e.getValue().get(0) + " is at position " + p + " of " + o
@@ -269,32 +277,64 @@ final class SiHistoryChecker {
             }
         }
 
-        // 7. One snapshot per transaction: no writer both seen (in one read) and missed (in another, or later
-        //    in the same list). Aborted transactions read snapshots too.
+        // 7. One snapshot per transaction: no committed writer both seen (in one read) and missed (in another, or
+        //    in part of the same list). Aborted transactions read snapshots too. Linear in the reads: a writer's
+        //    appends to a key are contiguous (checked in 6), so a list cut through one shows at its end, and a
+        //    writer seen in k1 but missed in k2 is found from the writers of both sorted by position in k1.
+        Map<Integer, Tx[]> writerAt = new HashMap<>();
+        Map<Tx, Map<Integer, int[]>> span = new HashMap<>(); // committed writer -> key -> {first, last} position
+        for (Map.Entry<Integer, List<Long>> e : order.entrySet()) {
+            List<Long> o = e.getValue();
+            Tx[] w = new Tx[o.size()];
+            for (int i = 0; i < o.size(); i++) {
+                Append a = writer.get(o.get(i));
+                if (a != null && committed.contains(a.tx())) {
+                    w[i] = a.tx();
+                    int[] fl = span.computeIfAbsent(a.tx(), x -> new HashMap<>()).computeIfAbsent(e.getKey(),
+                            x -> new int[] {Integer.MAX_VALUE, -1});
+                    fl[0] = Math.min(fl[0], i);
+                    fl[1] = Math.max(fl[1], i);
+                }
+            }
+            writerAt.put(e.getKey(), w);
+        }
+        Map<Long, PairIndex> pairs = new HashMap<>();
         Map<Tx, List<ExtRead>> readsOf = new LinkedHashMap<>();
         for (ExtRead r : ext) {
             readsOf.computeIfAbsent(r.tx(), x -> new ArrayList<>()).add(r);
         }
         for (Map.Entry<Tx, List<ExtRead>> e : readsOf.entrySet()) {
             Tx t = e.getKey();
-            Map<Tx, ExtRead> seen = new HashMap<>();
-            Map<Tx, ExtRead> missed = new HashMap<>();
-            for (ExtRead r : e.getValue()) {
-                List<Long> o = order.get(r.key());
-                for (int i = 0; i < o.size(); i++) {
-                    Append a = writer.get(o.get(i));
-                    if (a == null || a.tx() == t || !committed.contains(a.tx())) {
-                        continue;
-                    }
-                    (i < r.list().size() ? seen : missed).putIfAbsent(a.tx(), r);
+            List<ExtRead> rs = e.getValue();
+            for (ExtRead r : rs) {
+                Tx[] w = writerAt.get(r.key());
+                int n = r.list().size();
+                if (n > 0 && n < w.length && w[n - 1] != null && w[n - 1] == w[n] && w[n] != t) {
+                    fail(Anomaly.READ_SKEW, "T" + t.id() + " read k" + r.key() + "=" + r.list() + ", part of T"
+                            + w[n].id() + "'s appends (k" + r.key() + " goes on as " + order.get(r.key()) + "): "
+                            + t + " / " + w[n]);
                 }
             }
-            for (Map.Entry<Tx, ExtRead> s : seen.entrySet()) {
-                ExtRead m = missed.get(s.getKey());
-                if (m != null) {
-                    fail(Anomaly.READ_SKEW, "T" + t.id() + " saw T" + s.getKey().id() + " in k" + s.getValue().key()
-                            + "=" + s.getValue().list() + " but not in k" + m.key() + "=" + m.list() + " (k"
-                            + m.key() + " goes on as " + order.get(m.key()) + "): " + t + " / " + s.getKey());
+            for (ExtRead r1 : rs) {
+                for (ExtRead r2 : rs) {
+                    if (r1 == r2) {
+                        continue;
+                    }
+                    Tx both = null;
+                    if (r1.key() == r2.key()) {
+                        if (r1.list().size() > r2.list().size()) {
+                            both = writerAt.get(r1.key())[r2.list().size()]; // read by r1, not by r2
+                        }
+                    } else {
+                        long pk = ((long) r1.key() << 32) | (r2.key() & 0xffffffffL);
+                        both = pairs.computeIfAbsent(pk, x -> new PairIndex(r1.key(), r2.key(), span))
+                                .seenInFirstMissedInSecond(r1.list().size(), r2.list().size());
+                    }
+                    if (both != null && both != t) {
+                        fail(Anomaly.READ_SKEW, "T" + t.id() + " saw T" + both.id() + " in k" + r1.key() + "="
+                                + r1.list() + " but not in k" + r2.key() + "=" + r2.list() + " (k" + r2.key()
+                                + " goes on as " + order.get(r2.key()) + "): " + t + " / " + both);
+                    }
                 }
             }
         }
@@ -351,22 +391,85 @@ final class SiHistoryChecker {
             fail(a, sb.toString());
         }
 
-        // 9. Real time: a transaction begun after another's commit returned reads its appends.
-        for (ExtRead r : ext) {
-            List<Long> o = order.get(r.key());
-            for (int i = r.list().size(); i < o.size(); i++) {
-                Append a = writer.get(o.get(i));
-                if (a != null && a.tx() != r.tx() && a.tx().ackNanos() < r.tx().invokeNanos()) {
-                    fail(Anomaly.REAL_TIME, "T" + r.tx().id() + " began " + (r.tx().invokeNanos()
-                            - a.tx().ackNanos()) / 1000 + " us after T" + a.tx().id() + " committed, yet read k"
-                            + r.key() + "=" + r.list() + " without its " + o.get(i) + ": " + r.tx() + " / " + a.tx());
-                    break;
+        // 9. Real time: a transaction begun after another's commit returned reads its appends. The earliest
+        //    acknowledgement among the appends after each position tells at once whether a read missed one.
+        for (Map.Entry<Integer, Tx[]> e : writerAt.entrySet()) {
+            Tx[] w = e.getValue();
+            long[] minAck = new long[w.length + 1];
+            minAck[w.length] = Long.MAX_VALUE;
+            for (int i = w.length - 1; i >= 0; i--) {
+                minAck[i] = Math.min(minAck[i + 1], w[i] == null ? Long.MAX_VALUE : w[i].ackNanos());
+            }
+            for (ExtRead r : ext) {
+                if (r.key() != e.getKey() || minAck[r.list().size()] >= r.tx().invokeNanos()) {
+                    continue;
+                }
+                for (int i = r.list().size(); i < w.length; i++) {
+                    if (w[i] != null && w[i] != r.tx() && w[i].ackNanos() < r.tx().invokeNanos()) {
+                        fail(Anomaly.REAL_TIME, "T" + r.tx().id() + " began " + (r.tx().invokeNanos()
+                                - w[i].ackNanos()) / 1000 + " us after T" + w[i].id() + " committed, yet read k"
+                                + r.key() + "=" + r.list() + " without its " + order.get(r.key()).get(i) + ": "
+                                + r.tx() + " / " + w[i]);
+                        break;
+                    }
                 }
             }
         }
 
         return new Report(List.copyOf(findings), new EnumMap<>(counts), history.size(), knownCommitted, aborted,
                 unknown, unknownSeen, ops, reads, appends, g.edges());
+    }
+
+    /**
+     * The committed writers of both keys {@code k1} and {@code k2}, sorted by their last position in k1, with the
+     * running maximum of their first position in k2: whether some writer lies within a read of k1 and beyond a read
+     * of k2 is one binary search.
+     */
+    private static final class PairIndex {
+        private final int[] lastInFirst;
+        private final int[] maxFirstInSecond;
+        private final Tx[] argmax;
+
+        PairIndex(int k1, int k2, Map<Tx, Map<Integer, int[]>> span) {
+            List<Object[]> rows = new ArrayList<>();
+            span.forEach((t, keys) -> {
+                int[] a = keys.get(k1);
+                int[] b = keys.get(k2);
+                if (a != null && b != null) {
+                    rows.add(new Object[] {a[1], b[0], t});
+                }
+            });
+            rows.sort((x, y) -> Integer.compare((int) x[0], (int) y[0]));
+            lastInFirst = new int[rows.size()];
+            maxFirstInSecond = new int[rows.size()];
+            argmax = new Tx[rows.size()];
+            for (int i = 0; i < rows.size(); i++) {
+                lastInFirst[i] = (int) rows.get(i)[0];
+                int f = (int) rows.get(i)[1];
+                if (i == 0 || f > maxFirstInSecond[i - 1]) {
+                    maxFirstInSecond[i] = f;
+                    argmax[i] = (Tx) rows.get(i)[2];
+                } else {
+                    maxFirstInSecond[i] = maxFirstInSecond[i - 1];
+                    argmax[i] = argmax[i - 1];
+                }
+            }
+        }
+
+        /** A writer wholly inside the first {@code n1} of k1 with an append at or beyond {@code n2} in k2, or null. */
+        Tx seenInFirstMissedInSecond(int n1, int n2) {
+            int lo = 0;
+            int hi = lastInFirst.length; // first index with lastInFirst >= n1
+            while (lo < hi) {
+                int mid = (lo + hi) >>> 1;
+                if (lastInFirst[mid] < n1) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            return lo > 0 && maxFirstInSecond[lo - 1] >= n2 ? argmax[lo - 1] : null;
+        }
     }
 
     /**

@@ -183,4 +183,90 @@ class SiHistoryCheckerTest {
         assertFound(Anomaly.GARBLED, check(tx(1, COMMITTED, r(X, 9L))));
         assertFound(Anomaly.LOST_WRITE, check(tx(1, COMMITTED, r(X), a(X, 1)), tx(2, COMMITTED, r(X))));
     }
+
+    /**
+     * No false alarms: random interleavings of transactions on an in-memory SI store (snapshot at begin, own
+     * writes visible, first committer wins, some rolled back, some with unknown outcomes) are all accepted, write
+     * skews and all.
+     */
+    @Test
+    void randomSnapshotIsolationHistoriesAreAccepted() {
+        java.util.Random rnd = new java.util.Random(42);
+        for (int round = 0; round < 20; round++) {
+            List<Tx> h = simulateSi(rnd, 4, 400);
+            Report r = SiHistoryChecker.check(h);
+            assertTrue(r.ok(), "round " + round + ": " + r.summary() + " " + r.findings());
+            assertTrue(r.committed() > 50, r.summary());
+        }
+    }
+
+    /** Transactions on keys 0..keys-1 over an in-memory multi-version store with SI, interleaved at random. */
+    private static List<Tx> simulateSi(java.util.Random rnd, int keys, int txs) {
+        // Per key: committed versions as (commit time, list).
+        List<List<Object[]>> versions = new java.util.ArrayList<>();
+        for (int k = 0; k < keys; k++) {
+            List<Object[]> initial = new java.util.ArrayList<>();
+            initial.add(new Object[] {0L, List.<Long>of()});
+            versions.add(initial);
+        }
+        record Open(int id, long start, List<Op> ops, java.util.Map<Integer, List<Long>> writes) {
+        }
+        List<Tx> out = new java.util.ArrayList<>();
+        List<Open> open = new java.util.ArrayList<>();
+        long clock = 1;
+        long element = 0;
+        int started = 0;
+        while (started < txs || !open.isEmpty()) {
+            clock++;
+            if (started < txs && (open.isEmpty() || rnd.nextInt(4) == 0)) {
+                open.add(new Open(++started, clock, new java.util.ArrayList<>(), new java.util.HashMap<>()));
+                continue;
+            }
+            Open t = open.get(rnd.nextInt(open.size()));
+            int k = rnd.nextInt(keys);
+            List<Long> snapshot = null;
+            for (Object[] v : versions.get(k)) {
+                if ((long) v[0] < t.start()) {
+                    @SuppressWarnings("unchecked") List<Long> l = (List<Long>) v[1];
+                    snapshot = l;
+                }
+            }
+            List<Long> seen = t.writes().getOrDefault(k, snapshot);
+            int p = rnd.nextInt(10);
+            if (p < 3) {
+                t.ops().add(Op.read(k, seen));
+            } else if (p < 7) {
+                t.ops().add(Op.read(k, seen));
+                t.ops().add(Op.append(k, ++element));
+                List<Long> l = new java.util.ArrayList<>(seen);
+                l.add(element);
+                t.writes().put(k, List.copyOf(l));
+            } else {
+                open.remove(t);
+                boolean conflict = false;
+                for (int w : t.writes().keySet()) {
+                    List<Object[]> vs = versions.get(w);
+                    conflict |= (long) vs.get(vs.size() - 1)[0] > t.start();
+                }
+                Outcome o = conflict || rnd.nextInt(10) == 0 ? ABORTED : COMMITTED;
+                if (o == COMMITTED) {
+                    for (var w : t.writes().entrySet()) {
+                        versions.get(w.getKey()).add(new Object[] {clock, w.getValue()});
+                    }
+                }
+                // Some outcomes are not known to the client, whichever they were.
+                Outcome told = rnd.nextInt(15) == 0 && !t.writes().isEmpty() ? UNKNOWN : o;
+                out.add(new Tx(t.id(), "sim", List.copyOf(t.ops()), told, t.start(),
+                        told == COMMITTED ? clock : Long.MAX_VALUE, t.start(), clock));
+            }
+        }
+        List<Op> last = new java.util.ArrayList<>();
+        for (int k = 0; k < keys; k++) {
+            List<Object[]> vs = versions.get(k);
+            @SuppressWarnings("unchecked") List<Long> l = (List<Long>) vs.get(vs.size() - 1)[1];
+            last.add(Op.read(k, l));
+        }
+        out.add(new Tx(txs + 1, "sim", last, COMMITTED, clock + 1, clock + 2, clock + 1, clock + 1));
+        return out;
+    }
 }
