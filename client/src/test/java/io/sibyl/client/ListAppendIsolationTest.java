@@ -53,14 +53,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @ExtendWith(MiniCluster.class)
 @Timeout(value = 240, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ListAppendIsolationTest {
-    static final int KEYS = 12;
+    /**
+     * Rows, and keys in use at a time. Keys are retired as the workload goes (Elle does the same): logical key L is
+     * column {@code L / ROWS} of row {@code L % ROWS}, and the window of keys in use moves up by one every
+     * {@link #APPENDS_PER_SHIFT} appends, so lists stay short (reads, the history and the check stay linear in
+     * time) while the same 12 rows stay hot.
+     */
+    static final int ROWS = 12;
+    static final int APPENDS_PER_SHIFT = 40;
     static final int THREADS = 6;
     /** Multiplies the workload's duration (and the time between faults), for a longer soak: -Delle.scale=4. */
     static final int SCALE = Integer.getInteger("elle.scale", 1);
     static final byte[] CF = Bytes.toBytes("cf");
-    static final byte[] LIST = Bytes.toBytes("l");
     /** Three regions, so transactions and scans span region boundaries. */
-    static final byte[][] SPLITS = {Bytes.toBytes(key(4)), Bytes.toBytes(key(8))};
+    static final byte[][] SPLITS = {row(4), row(8)};
     /** Oracles of the failover test: in-process, journaled, a roomy conflict table. */
     static final OracleConfig JOURNALED = OracleConfig.defaults().withPort(0)
             .withCapacities(1 << 16, 1 << 14, 1 << 12);
@@ -68,8 +74,18 @@ class ListAppendIsolationTest {
     @RegisterExtension
     static final BookKeeperCluster bookies = BookKeeperCluster.perTestClass(3);
 
-    static String key(int k) {
-        return String.format("k%02d", k);
+    static byte[] row(int logicalKey) {
+        return Bytes.toBytes(String.format("r%02d", logicalKey % ROWS));
+    }
+
+    static byte[] column(int logicalKey) {
+        return Bytes.toBytes("l" + logicalKey / ROWS);
+    }
+
+    /** The logical key of a cell. */
+    static int logicalKey(byte[] row, byte[] column) {
+        return Integer.parseInt(Bytes.toString(column).substring(1)) * ROWS
+                + Integer.parseInt(Bytes.toString(row).substring(1));
     }
 
     /** Clients that wait out a takeover (a minute) but do not retry: every attempt goes into the history. */
@@ -343,6 +359,7 @@ class ListAppendIsolationTest {
             try {
                 int n = 1 + rnd.nextInt(4);
                 int lastAppended = -1;
+                int base = (int) (elements.get() / APPENDS_PER_SHIFT); // the window of keys in use
                 // One in fifty dawdles between operations: long transactions widen the windows for stale reads
                 // (more of them would cut the number of transactions a lot).
                 boolean slow = rnd.nextInt(50) == 0;
@@ -352,35 +369,35 @@ class ListAppendIsolationTest {
                     }
                     int p = rnd.nextInt(100);
                     if (p < 22) {
-                        int k = rnd.nextInt(KEYS);
+                        int k = base + rnd.nextInt(ROWS);
                         rec.read(k, read(table, tx, k));
                     } else if (p < 30) {
                         // A multi-get of a few keys in one call (regions answer separately).
                         List<Integer> keys = new ArrayList<>();
                         List<Get> gets = new ArrayList<>();
                         for (int j = 0; j < 2 + rnd.nextInt(3); j++) {
-                            int k = rnd.nextInt(KEYS);
+                            int k = base + rnd.nextInt(ROWS);
                             keys.add(k);
-                            gets.add(new Get(Bytes.toBytes(key(k))).addColumn(CF, LIST));
+                            gets.add(new Get(row(k)).addColumn(CF, column(k)));
                         }
                         Result[] rs = table.get(tx, gets);
                         for (int j = 0; j < keys.size(); j++) {
-                            rec.read(keys.get(j), list(rs[j]));
+                            rec.read(keys.get(j), list(rs[j], keys.get(j)));
                         }
                     } else if (p < 85) {
                         // Sometimes append twice to one key: a reader must never see the first without the second.
-                        int k = lastAppended >= 0 && rnd.nextInt(4) == 0 ? lastAppended : rnd.nextInt(KEYS);
+                        int k = lastAppended >= 0 && rnd.nextInt(4) == 0 ? lastAppended : base + rnd.nextInt(ROWS);
                         List<Long> list = new ArrayList<>(read(table, tx, k));
                         rec.read(k, list);
                         long x = elements.incrementAndGet();
                         rec.append(k, x); // before the put: a failed put may still leave its version in HBase
                         list.add(x);
-                        table.put(tx, new Put(Bytes.toBytes(key(k))).addColumn(CF, LIST,
-                                Bytes.toBytes(SiHistory.encode(list))));
+                        table.put(tx, new Put(row(k)).addColumn(CF, column(k), Bytes.toBytes(SiHistory.encode(list))));
                         lastAppended = k;
                     } else {
-                        int from = rnd.nextInt(KEYS - 1);
-                        int to = Math.min(KEYS, from + 2 + rnd.nextInt(3));
+                        // 2 to 4 keys in consecutive rows (not wrapping around the last row).
+                        int from = base + rnd.nextInt(ROWS - 1);
+                        int to = Math.min(from + 2 + rnd.nextInt(3), from + ROWS - from % ROWS);
                         Map<Integer, List<Long>> seen = scan(table, tx, from, to, rnd.nextBoolean());
                         for (int k = from; k < to; k++) {
                             rec.read(k, seen.getOrDefault(k, List.of()));
@@ -438,29 +455,48 @@ class ListAppendIsolationTest {
         }
 
         static List<Long> read(TTable table, Transaction tx, int k) throws IOException {
-            return list(table.get(tx, new Get(Bytes.toBytes(key(k))).addColumn(CF, LIST)));
+            return list(table.get(tx, new Get(row(k)).addColumn(CF, column(k))), k);
         }
 
-        static List<Long> list(Result r) {
-            byte[] v = r.getValue(CF, LIST);
+        static List<Long> list(Result r, int k) {
+            byte[] v = r.getValue(CF, column(k));
             return SiHistory.decode(v == null ? null : Bytes.toString(v));
         }
 
-        /** Keys {@code from} (inclusive) to {@code to} (exclusive), forwards or backwards. */
+        /**
+         * Keys {@code from} (inclusive) to {@code to} (exclusive), in consecutive rows, forwards or backwards; with
+         * {@code to} negative, every key in the table.
+         */
         static Map<Integer, List<Long>> scan(TTable table, Transaction tx, int from, int to, boolean reversed)
                 throws IOException {
             Map<Integer, List<Long>> out = new TreeMap<>();
-            Scan s = reversed
-                    ? new Scan().withStartRow(Bytes.toBytes(key(to - 1))).withStopRow(Bytes.toBytes(key(from)), true)
-                    .setReversed(true)
-                    : new Scan().withStartRow(Bytes.toBytes(key(from))).withStopRow(Bytes.toBytes(key(to)));
-            s.addColumn(CF, LIST).setCaching(2); // small batches: the scan crosses several RPCs
+            Scan s = new Scan();
+            if (to >= 0) {
+                s = reversed ? s.withStartRow(row(to - 1)).withStopRow(row(from), true).setReversed(true)
+                        : s.withStartRow(row(from)).withStopRow(row(to - 1), true);
+                for (int k = from; k < to; k++) {
+                    s.addColumn(CF, column(k));
+                }
+                s.setCaching(2); // small batches: the scan crosses several RPCs
+            }
+            int lastRow = -1;
             try (ResultScanner scanner = table.getScanner(tx, s)) {
                 for (Result r : scanner) {
-                    int k = Integer.parseInt(Bytes.toString(r.getRow()).substring(1));
-                    if (k < from || k >= to || out.put(k, list(r)) != null) {
-                        throw new AssertionError("the scan of [" + key(from) + ", " + key(to) + ") returned "
-                                + key(k) + (reversed ? " (reversed)" : "") + " out of range or twice: " + out.keySet());
+                    int rowNo = Integer.parseInt(Bytes.toString(r.getRow()).substring(1));
+                    if (lastRow >= 0 && (reversed ? rowNo >= lastRow : rowNo <= lastRow)) {
+                        throw new AssertionError("the scan returned row " + rowNo + " after " + lastRow
+                                + (reversed ? " (reversed)" : ""));
+                    }
+                    lastRow = rowNo;
+                    for (org.apache.hadoop.hbase.Cell c : r.rawCells()) {
+                        int k = logicalKey(r.getRow(), org.apache.hadoop.hbase.CellUtil.cloneQualifier(c));
+                        if (to >= 0 && (k < from || k >= to)) {
+                            continue; // another generation's column of a row in range
+                        }
+                        if (out.put(k, SiHistory.decode(Bytes.toString(org.apache.hadoop.hbase.CellUtil
+                                .cloneValue(c)))) != null) {
+                            throw new AssertionError("the scan returned key " + k + " twice");
+                        }
                     }
                 }
             }
@@ -474,9 +510,12 @@ class ListAppendIsolationTest {
         void checkSnapshotIsolation(TransactionManager tm, String scenario) throws Exception {
             Recorder rec = new Recorder();
             Transaction tx = tm.begin();
-            for (int k = 0; k < KEYS; k++) {
-                rec.read(k, read(tables.get(tm), tx, k));
+            int keys = (int) (elements.get() / APPENDS_PER_SHIFT) + ROWS; // every key ever used
+            Map<Integer, List<Long>> everything = scan(tables.get(tm), tx, 0, -1, false);
+            for (int k = 0; k < keys; k++) {
+                rec.read(k, everything.getOrDefault(k, List.of()));
             }
+            assertTrue(everything.keySet().stream().allMatch(k -> k < keys), "keys beyond the window: " + everything.keySet());
             tm.commit(tx);
             history.add(rec.finish(Outcome.COMMITTED, tx.getStartTimestamp(), tx.getCommitTimestamp()));
             long t0 = System.nanoTime();

@@ -298,6 +298,9 @@ final class SiHistoryChecker {
             }
             writerAt.put(e.getKey(), w);
         }
+        Map<Integer, Set<Tx>> keyWriters = new HashMap<>();
+        span.forEach((t, keys) -> keys.keySet().forEach(k -> keyWriters.computeIfAbsent(k, x -> new HashSet<>())
+                .add(t)));
         Map<Long, PairIndex> pairs = new HashMap<>();
         Map<Tx, List<ExtRead>> readsOf = new LinkedHashMap<>();
         for (ExtRead r : ext) {
@@ -327,7 +330,7 @@ final class SiHistoryChecker {
                         }
                     } else {
                         long pk = ((long) r1.key() << 32) | (r2.key() & 0xffffffffL);
-                        both = pairs.computeIfAbsent(pk, x -> new PairIndex(r1.key(), r2.key(), span))
+                        both = pairs.computeIfAbsent(pk, x -> new PairIndex(r1.key(), r2.key(), keyWriters, span))
                                 .seenInFirstMissedInSecond(r1.list().size(), r2.list().size());
                     }
                     if (both != null && both != t) {
@@ -393,6 +396,10 @@ final class SiHistoryChecker {
 
         // 9. Real time: a transaction begun after another's commit returned reads its appends. The earliest
         //    acknowledgement among the appends after each position tells at once whether a read missed one.
+        Map<Integer, List<ExtRead>> readsByKey = new HashMap<>();
+        for (ExtRead r : ext) {
+            readsByKey.computeIfAbsent(r.key(), x -> new ArrayList<>()).add(r);
+        }
         for (Map.Entry<Integer, Tx[]> e : writerAt.entrySet()) {
             Tx[] w = e.getValue();
             long[] minAck = new long[w.length + 1];
@@ -400,8 +407,8 @@ final class SiHistoryChecker {
             for (int i = w.length - 1; i >= 0; i--) {
                 minAck[i] = Math.min(minAck[i + 1], w[i] == null ? Long.MAX_VALUE : w[i].ackNanos());
             }
-            for (ExtRead r : ext) {
-                if (r.key() != e.getKey() || minAck[r.list().size()] >= r.tx().invokeNanos()) {
+            for (ExtRead r : readsByKey.get(e.getKey())) {
+                if (minAck[r.list().size()] >= r.tx().invokeNanos()) {
                     continue;
                 }
                 for (int i = r.list().size(); i < w.length; i++) {
@@ -430,15 +437,15 @@ final class SiHistoryChecker {
         private final int[] maxFirstInSecond;
         private final Tx[] argmax;
 
-        PairIndex(int k1, int k2, Map<Tx, Map<Integer, int[]>> span) {
+        PairIndex(int k1, int k2, Map<Integer, Set<Tx>> keyWriters, Map<Tx, Map<Integer, int[]>> span) {
             List<Object[]> rows = new ArrayList<>();
-            span.forEach((t, keys) -> {
-                int[] a = keys.get(k1);
-                int[] b = keys.get(k2);
-                if (a != null && b != null) {
+            for (Tx t : keyWriters.getOrDefault(k1, Set.of())) {
+                int[] a = span.get(t).get(k1);
+                int[] b = span.get(t).get(k2);
+                if (b != null) {
                     rows.add(new Object[] {a[1], b[0], t});
                 }
-            });
+            }
             rows.sort((x, y) -> Integer.compare((int) x[0], (int) y[0]));
             lastInFirst = new int[rows.size()];
             maxFirstInSecond = new int[rows.size()];
