@@ -121,6 +121,7 @@ final class TableWrites {
      * Sends {@code puts} to HBase as one batch. With a cap ({@code capMillis > 0}), HBase gives the batch, retries
      * included, at most that long (operation timeout), and each RPC of it as long (write RPC timeout): it gives up
      * instead of retrying past the cap, and no retry is sent later. {@link #NO_CAP}: HBase's configured timeouts.
+     * Capped, one row is sent as a batch too (see below).
      */
     void send(List<Put> puts, int capMillis) throws IOException {
         if (puts.isEmpty()) {
@@ -131,9 +132,14 @@ final class TableWrites {
                         .setOperationTimeout(capped(configuredOperationTimeoutMillis, capMillis))
                         .setWriteRpcTimeout(capped(configuredWriteRpcTimeoutMillis, capMillis))
                         .build()) {
-            if (puts.size() == 1) {
+            if (puts.size() == 1 && capMillis == NO_CAP) {
                 table.put(puts.get(0)); // one Mutate call, lighter than a one-action Multi on both sides
             } else {
+                // Capped, even one row goes as a batch: HBase's single-row put starts its operation timeout before
+                // locating the region and, out of time after a slow lookup (hbase:meta slow or moving), sends the
+                // put anyway with a 1 ms RPC timeout, which a region server that is not busy applies, after the
+                // read window; a batch locates first and checks the time left just before each RPC.
+                // (SlowRegionLookupWriteTest)
                 table.put(puts);
             }
         }
