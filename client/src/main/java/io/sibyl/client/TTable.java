@@ -60,7 +60,8 @@ public class TTable implements Closeable {
      * Opens the transactional view of {@code tableName}.
      *
      * @throws TableNotFoundException if the table does not exist
-     * @throws IllegalArgumentException if a column family cannot hold transactional data (one version, or a TTL)
+     * @throws IllegalArgumentException if a column family cannot hold transactional data (one version, a TTL, or
+     *                                  NEW_VERSION_BEHAVIOR)
      */
     public TTable(Connection connection, TableName tableName) throws IOException {
         this.connection = connection;
@@ -116,6 +117,14 @@ public class TTable implements Closeable {
                 throw new IllegalArgumentException("column family " + f.getNameAsString() + " of " + tableName
                         + " has a TTL; cell timestamps are transaction timestamps, not wall-clock time, so HBase would"
                         + " expire them at once: remove the TTL");
+            }
+            if (f.isNewVersionBehavior()) {
+                // There a delete marker hides only versions written before it: a write of an aborted transaction
+                // that HBase applies late (a retried or stalled call) would outlive the clean-up's delete marker.
+                throw new IllegalArgumentException("column family " + f.getNameAsString() + " of " + tableName
+                        + " has NEW_VERSION_BEHAVIOR=true, under which a version written after its delete marker stays"
+                        + " visible, so a late write of an aborted transaction could outlive its clean-up: alter it"
+                        + " with setNewVersionBehavior(false)");
             }
         }
     }

@@ -120,7 +120,11 @@ class MisuseTest {
         MiniCluster c = MiniCluster.get();
         TableName oneVersion = TableName.valueOf("one_version");
         TableName withTtl = TableName.valueOf("with_ttl");
+        TableName newVersionBehavior = TableName.valueOf("new_version_behavior");
         try (Admin admin = c.connection().getAdmin()) {
+            admin.createTable(TableDescriptorBuilder.newBuilder(newVersionBehavior).setColumnFamily(
+                    ColumnFamilyDescriptorBuilder.newBuilder(CF).setMaxVersions(Integer.MAX_VALUE)
+                            .setNewVersionBehavior(true).build()).build());
             admin.createTable(TableDescriptorBuilder.newBuilder(oneVersion)
                     .setColumnFamily(ColumnFamilyDescriptorBuilder.of("cf")).build());
             admin.createTable(TableDescriptorBuilder.newBuilder(withTtl).setColumnFamily(
@@ -129,6 +133,8 @@ class MisuseTest {
         }
         assertFails(IllegalArgumentException.class, "setMaxVersions", () -> new TTable(c.connection(), oneVersion));
         assertFails(IllegalArgumentException.class, "TTL", () -> new TTable(c.connection(), withTtl));
+        assertFails(IllegalArgumentException.class, "setNewVersionBehavior(false)",
+                () -> new TTable(c.connection(), newVersionBehavior));
     }
 
     @Test
