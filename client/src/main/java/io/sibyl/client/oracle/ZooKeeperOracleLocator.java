@@ -11,6 +11,9 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
@@ -53,9 +56,26 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
     }
 
     private ZooKeeper newSession() throws IOException {
-        ZooKeeper[] self = new ZooKeeper[1];
-        ZooKeeper z = new ZooKeeper(connect, sessionTimeoutMillis, event -> sessionEvent(self[0], event));
-        self[0] = z;
+        // The session can connect, and its event thread deliver SyncConnected, before the constructor returns: the
+        // watcher waits for the handle rather than read a field not yet set (seen on a loaded machine: the first
+        // event was lost and the locator never read the leader znode).
+        CompletableFuture<ZooKeeper> self = new CompletableFuture<>();
+        ZooKeeper z;
+        try {
+            z = new ZooKeeper(connect, sessionTimeoutMillis, event -> {
+                ZooKeeper session;
+                try {
+                    session = self.join();
+                } catch (CompletionException | CancellationException e) {
+                    return; // the constructor failed: no session to serve
+                }
+                sessionEvent(session, event);
+            });
+        } catch (IOException | RuntimeException e) {
+            self.completeExceptionally(e);
+            throw e;
+        }
+        self.complete(z);
         return z;
     }
 
