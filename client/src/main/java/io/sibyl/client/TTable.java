@@ -9,9 +9,12 @@ import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.Consistency;
 import org.apache.hadoop.hbase.client.Append;
+import org.apache.hadoop.hbase.client.CheckAndMutate;
+import org.apache.hadoop.hbase.client.CheckAndMutateResult;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Increment;
+import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -40,8 +43,9 @@ import java.util.TreeSet;
  * with a {@link Transaction} passed in. Reads see the transaction's snapshot plus its own writes; writes are
  * buffered in the transaction and reach HBase in batches, at the latest at commit.
  *
- * <p>Not supported (rejected with an explanation): user-set timestamps and time ranges, more than one version per
- * column, raw scans. Filters run on the client, after snapshot resolution (docs/data-model.md).
+ * <p>{@code Increment}, {@code Append} and {@code CheckAndMutate} read in the snapshot and write like puts (a
+ * concurrent writer of the row conflicts instead of a row lock serializing them). Not supported (rejected with an
+ * explanation): user-set timestamps and time ranges, more than one version per column, raw scans. Filters run on the client, after snapshot resolution (docs/data-model.md).
  *
  * <p>A TTable may be shared by threads that each use their own transaction. The table's column families must keep
  * every version and have no TTL (create them with {@link #familyDescriptor}).
@@ -366,19 +370,20 @@ public class TTable implements Closeable {
     }
 
     /**
-     * Applies the puts and deletes of one row in their order, as {@code Table.mutateRow}: they commit or roll back
-     * with the rest of the transaction. All are checked before any is applied, so a bad one changes nothing.
+     * Applies the mutations of one row in their order, as {@code Table.mutateRow}: puts, deletes, increments and
+     * appends, which commit or roll back with the rest of the transaction. All are checked before any is applied, so
+     * a bad one changes nothing. Returns the new values of incremented and appended columns (empty if none).
      */
-    public void mutateRow(Transaction tx, RowMutations mutations) throws IOException {
-        batch(tx, mutations.getMutations());
+    public Result mutateRow(Transaction tx, RowMutations mutations) throws IOException {
+        return batch(tx, List.of(mutations))[0];
     }
 
     /**
-     * Runs gets, puts, deletes and {@link RowMutations} in the order of {@code actions} (HBase's {@code batch} leaves
-     * the order open; here a get sees the writes listed before it), with consecutive actions of one kind sent
-     * together. Returns one result per action: a get's {@link Result}, an empty {@code Result} for a write, as
-     * {@code Table.batch} does. Every action is checked before any is applied, so a bad one changes nothing.
-     * {@code Increment} and {@code Append} have no transactional version: read and write instead.
+     * Runs gets, puts, deletes, increments, appends and {@link RowMutations} in the order of {@code actions} (HBase's
+     * {@code batch} leaves the order open; here a get sees the writes listed before it), with consecutive gets, puts
+     * or deletes sent together. Returns one result per action, as {@code Table.batch} does: a get's {@link Result},
+     * an increment's or append's new values, an empty {@code Result} for a put or delete. Every action is checked
+     * before any is applied, so a bad one changes nothing.
      */
     public Result[] batch(Transaction tx, List<? extends Row> actions) throws IOException {
         checkUsable(tx);
@@ -388,17 +393,11 @@ public class TTable implements Closeable {
             Row a = actions.get(i);
             List<? extends Row> parts = a instanceof RowMutations rm ? rm.getMutations() : List.of(a);
             for (Row part : parts) {
-                if (part instanceof Get g) {
-                    validate(g);
-                } else if (part instanceof Put p) {
-                    validate(p);
-                } else if (part instanceof Delete d) {
-                    validate(d);
-                } else {
-                    throw new IllegalArgumentException("a transactional batch takes Get, Put, Delete and RowMutations;"
-                            + " got " + (part == null ? "null" : part.getClass().getSimpleName()) + " at index " + i
-                            + (part instanceof Increment || part instanceof Append ? " (Increment and Append have no"
-                            + " transactional version: read the value and put the new one in the transaction)" : ""));
+                if (!validateAction(part)) {
+                    throw new IllegalArgumentException("a transactional batch takes Get, Put, Delete, Increment,"
+                            + " Append and RowMutations; got " + (part == null ? "null"
+                            : part.getClass().getSimpleName()) + " at index " + i
+                            + (part instanceof CheckAndMutate ? " (use TTable.checkAndMutate)" : ""));
                 }
                 if (flat.size() == owner.length) {
                     owner = Arrays.copyOf(owner, owner.length * 2);
@@ -410,25 +409,33 @@ public class TTable implements Closeable {
         Result[] out = new Result[actions.size()];
         Result none = Result.create(Collections.emptyList());
         for (int from = 0; from < flat.size(); ) {
-            Class<?> kind = flat.get(from).getClass();
+            Row first = flat.get(from);
+            if (first instanceof Increment || first instanceof Append) {
+                Result changed = readModifyWrite(tx, (Mutation) first);
+                out[owner[from]] = out[owner[from]] == null ? changed : merge(out[owner[from]], changed);
+                from++;
+                continue;
+            }
             int to = from + 1;
-            while (to < flat.size() && flat.get(to).getClass() == kind) {
+            while (to < flat.size() && flat.get(to).getClass() == first.getClass()) {
                 to++;
             }
             List<Row> run = flat.subList(from, to);
-            if (run.get(0) instanceof Get) {
+            if (first instanceof Get) {
                 Result[] got = get(tx, castAll(run, Get.class));
                 for (int k = 0; k < got.length; k++) {
                     out[owner[from + k]] = got[k];
                 }
             } else {
-                if (run.get(0) instanceof Put) {
+                if (first instanceof Put) {
                     put(tx, castAll(run, Put.class));
                 } else {
                     delete(tx, castAll(run, Delete.class));
                 }
                 for (int k = from; k < to; k++) {
-                    out[owner[k]] = none;
+                    if (out[owner[k]] == null) {
+                        out[owner[k]] = none;
+                    }
                 }
             }
             from = to;
@@ -439,6 +446,105 @@ public class TTable implements Closeable {
             }
         }
         return out;
+    }
+
+    private static Result merge(Result a, Result b) {
+        List<Cell> cells = new ArrayList<>();
+        Collections.addAll(cells, a.rawCells());
+        Collections.addAll(cells, b.rawCells());
+        cells.sort(org.apache.hadoop.hbase.CellComparator.getInstance());
+        return Result.create(cells);
+    }
+
+    // ---- read-modify-write ----------------------------------------------------------------------------------------
+
+    /**
+     * Adds to counters, as {@code Table.increment}: each column's value in the snapshot (with the transaction's own
+     * writes; a missing column counts as 0) plus the amount is written at the transaction's version. A concurrent
+     * transaction that writes the same row makes one of the two commits fail, so no increment is lost; a column
+     * whose sum does not change (amount 0) is read, not written. Returns the new values, or an empty result if
+     * {@code increment.setReturnResults(false)}.
+     *
+     * @throws org.apache.hadoop.hbase.DoNotRetryIOException if a column holds something other than an 8-byte long
+     */
+    public Result increment(Transaction tx, Increment increment) throws IOException {
+        checkUsable(tx);
+        validateReadModifyWrite(increment);
+        Result changed = readModifyWrite(tx, increment);
+        return increment.isReturnResults() ? changed : Result.create(Collections.emptyList());
+    }
+
+    /** Adds {@code amount} to one counter column, as {@code Table.incrementColumnValue}; returns the new value. */
+    public long incrementColumnValue(Transaction tx, byte[] row, byte[] family, byte[] qualifier, long amount)
+            throws IOException {
+        Result r = increment(tx, new Increment(row).addColumn(family, qualifier, amount));
+        return Bytes.toLong(r.getValue(family, qualifier));
+    }
+
+    /**
+     * Appends bytes to columns, as {@code Table.append}: each column's value in the snapshot (own writes included;
+     * missing counts as empty) followed by the given bytes is written at the transaction's version, with the same
+     * conflict rule as {@link #increment}. Returns the new values, or an empty result if
+     * {@code append.setReturnResults(false)}.
+     */
+    public Result append(Transaction tx, Append append) throws IOException {
+        checkUsable(tx);
+        validateReadModifyWrite(append);
+        Result changed = readModifyWrite(tx, append);
+        return append.isReturnResults() ? changed : Result.create(Collections.emptyList());
+    }
+
+    /**
+     * Applies a mutation if a condition on its row holds in the transaction's snapshot (own writes included), as
+     * {@code Table.checkAndMutate}: a column compared with a value (HBase's meaning of the operators and of an empty
+     * expected value) or a filter that must match the row. The action (put, delete, increment, append or
+     * {@link RowMutations}) joins the transaction. Under snapshot isolation a check that fails writes nothing and so
+     * conflicts with nothing; one that succeeds writes the checked row, so a concurrent transaction writing that row
+     * cannot also commit.
+     */
+    public CheckAndMutateResult checkAndMutate(Transaction tx, CheckAndMutate check) throws IOException {
+        checkUsable(tx);
+        validate(check);
+        boolean holds;
+        if (check.hasFilter()) {
+            holds = !get(tx, new Get(check.getRow()).setFilter(check.getFilter())).isEmpty();
+        } else {
+            Result column = get(tx, new Get(check.getRow()).addColumn(check.getFamily(), check.getQualifier()));
+            holds = ReadModifyWrite.conditionHolds(check, column.rawCells());
+        }
+        if (!holds) {
+            return new CheckAndMutateResult(false, null);
+        }
+        Row action = check.getAction();
+        Result result = batch(tx, List.of(action))[0];
+        boolean returnsValues = action instanceof RowMutations || action instanceof Increment
+                || action instanceof Append;
+        return new CheckAndMutateResult(true, returnsValues ? result : null);
+    }
+
+    /** Runs several {@link #checkAndMutate(Transaction, CheckAndMutate)} in order; one result each. */
+    public List<CheckAndMutateResult> checkAndMutate(Transaction tx, List<CheckAndMutate> checks)
+            throws IOException {
+        checkUsable(tx);
+        for (CheckAndMutate check : checks) {
+            validate(check);
+        }
+        List<CheckAndMutateResult> out = new ArrayList<>(checks.size());
+        for (CheckAndMutate check : checks) {
+            out.add(checkAndMutate(tx, check));
+        }
+        return out;
+    }
+
+    /** Reads the columns of an Increment or Append, writes their new values, and returns them. */
+    private Result readModifyWrite(Transaction tx, Mutation m) throws IOException {
+        Result current = get(tx, ReadModifyWrite.readFor(m));
+        ReadModifyWrite.NavigableColumns values = ReadModifyWrite.apply(m, current);
+        Put changes = ReadModifyWrite.putOfChanges(m.getRow(), values, current);
+        if (changes != null) {
+            put(tx, changes);
+        }
+        return ReadModifyWrite.resultOf(m.getRow(), values, tx.getStartTimestamp());
     }
 
     private static <T> List<T> castAll(List<Row> rows, Class<T> type) {
@@ -548,6 +654,51 @@ public class TTable implements Closeable {
                 if (c.getType() == Cell.Type.DeleteFamilyVersion || c.getTimestamp() != HConstants.LATEST_TIMESTAMP) {
                     throw userTimestamp("Delete", d.getRow());
                 }
+            }
+        }
+    }
+
+    /** Checks a get, put, delete, increment or append; false for any other kind of action. */
+    private boolean validateAction(Row action) throws IOException {
+        if (action instanceof Get g) {
+            validate(g);
+        } else if (action instanceof Put p) {
+            validate(p);
+        } else if (action instanceof Delete d) {
+            validate(d);
+        } else if (action instanceof Increment || action instanceof Append) {
+            validateReadModifyWrite((Mutation) action);
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    private void validateReadModifyWrite(Mutation m) throws IOException {
+        ReadModifyWrite.validate(m);
+        for (byte[] f : m.getFamilyCellMap().keySet()) {
+            checkFamily(f);
+        }
+    }
+
+    private void validate(CheckAndMutate check) throws IOException {
+        if (!check.getTimeRange().isAllTime()) {
+            throw new IllegalArgumentException("a transactional CheckAndMutate checks the transaction's snapshot: a"
+                    + " time range cannot be set (row " + Bytes.toStringBinary(check.getRow()) + ")");
+        }
+        if (!check.hasFilter()) {
+            if (check.getCompareOp() == org.apache.hadoop.hbase.CompareOperator.NO_OP) {
+                throw new IllegalArgumentException("CompareOperator.NO_OP is not a condition (row "
+                        + Bytes.toStringBinary(check.getRow()) + ")");
+            }
+            checkFamily(check.getFamily());
+        }
+        Row action = check.getAction();
+        List<? extends Row> parts = action instanceof RowMutations rm ? rm.getMutations() : List.of(action);
+        for (Row part : parts) {
+            if (part instanceof Get || !validateAction(part)) {
+                throw new IllegalArgumentException("a CheckAndMutate's action must be a Put, Delete, Increment, Append"
+                        + " or RowMutations, not " + (part == null ? "null" : part.getClass().getSimpleName()));
             }
         }
     }

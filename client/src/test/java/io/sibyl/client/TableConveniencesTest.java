@@ -4,7 +4,7 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
-import org.apache.hadoop.hbase.client.Increment;
+import org.apache.hadoop.hbase.client.CheckAndMutate;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -146,15 +146,15 @@ class TableConveniencesTest {
     }
 
     @Test
-    void batchWithAnIncrementIsRefusedWithoutApplyingTheActionsBeforeIt() throws Exception {
+    void batchWithACheckAndMutateIsRefusedWithoutApplyingTheActionsBeforeIt() throws Exception {
         MiniCluster c = MiniCluster.get();
         TableName name = c.createTable("tx_batch_bad", "cf");
         try (TransactionManager tm = c.manager(); TTable t = new TTable(c.connection(), name)) {
             Transaction tx = tm.begin();
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> t.batch(tx, List.of(
                     new Put(b("a")).addColumn(CF, V, b("1")),
-                    new Increment(b("n")).addColumn(CF, V, 1))));
-            assertTrue(e.getMessage().contains("Increment") && e.getMessage().contains("index 1"), e.getMessage());
+                    CheckAndMutate.newBuilder(b("n")).ifNotExists(CF, V).build(new Put(b("n")).addColumn(CF, V, V)))));
+            assertTrue(e.getMessage().contains("checkAndMutate") && e.getMessage().contains("index 1"), e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> t.mutateRow(tx, RowMutations.of(List.of(
                     new Put(b("a")).addColumn(CF, V, b("1")),
                     new Put(b("a")).addColumn(CF, V, 5L, b("user timestamp"))))));

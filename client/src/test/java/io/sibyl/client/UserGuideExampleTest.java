@@ -113,11 +113,36 @@ class UserGuideExampleTest {
         }
     }
 
+    /** Counts a page hit in a transaction retried on conflict; returns the new count. */
+    static long countHit(TransactionManager tm, TTable table) throws RollbackException {
+        byte[] CF = Bytes.toBytes("cf");
+        // guide:counter
+        long hits = tm.run(tx -> {
+            try {
+                return table.incrementColumnValue(tx, Bytes.toBytes("home"), CF, Bytes.toBytes("hits"), 1);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        // guide:end
+        return hits;
+    }
+
+    @Test
+    void guideCounterExampleCountsEveryHit() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("guide_counter", "cf");
+        try (TransactionManager tm = c.manager(); TTable table = new TTable(c.connection(), name)) {
+            assertEquals(1, countHit(tm, table));
+            assertEquals(2, countHit(tm, table));
+        }
+    }
+
     @Test
     void guideShowsTheCodeThatRuns() throws IOException {
         String guide = Files.readString(GUIDE, StandardCharsets.UTF_8);
         List<String> blocks = blocks(Files.readString(SOURCE, StandardCharsets.UTF_8));
-        assertEquals(2, blocks.size());
+        assertEquals(3, blocks.size());
         for (String block : blocks) {
             assertTrue(guide.contains(block), "docs/user-guide.md must contain this block from " + SOURCE
                     + " verbatim:\n" + block);
