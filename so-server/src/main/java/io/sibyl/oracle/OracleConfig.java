@@ -56,7 +56,10 @@ public record OracleConfig(
         }
     }
 
-    /** Defaults sized for a production oracle: about 400 MB of heap for the conflict table and commit window. */
+    /**
+     * Defaults sized for a production oracle: 330 MB of heap for the conflict table, the commit window and the running
+     * transactions (docs/operations.md, "What bounds memory").
+     */
     public static OracleConfig defaults() {
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
