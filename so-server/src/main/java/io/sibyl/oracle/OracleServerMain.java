@@ -118,7 +118,7 @@ public final class OracleServerMain {
 
     /**
      * {@code ha=true}: joins the election and stands by (tailing the journal) until first in line, then takes over.
-     * Prints {@code STANDBY candidate=...} once in the election. SIGTERM while standing by leaves the election.
+     * Prints {@code STANDBY owner=...} once in the election. SIGTERM while standing by leaves the election.
      */
     private static OracleServer standByThenLead(OracleConfig config, List<AutoCloseable> closeBeforeServer)
             throws IOException, InterruptedException {
