@@ -111,8 +111,9 @@ public final class AbortSweeperMain {
     private static void usage(PrintStream out) {
         out.println("sibyl-sweep (--tables=t1,t2 | --all-tables [--exclude=t3]) [--settle-ms=N] [--dry-run]"
                 + " [--key=value ...]");
-        out.println("  Deletes the versions that aborted transactions of dead clients left in HBase and reports them");
-        out.println("  cleaned up, so the status oracle forgets them (docs/gc.md).");
+        out.println("  Deletes the versions that aborted transactions of dead clients, and the aborted ranges of oracle");
+        out.println("  recoveries, left in HBase and reports them cleaned up, so the status oracle forgets them");
+        out.println("  (docs/gc.md).");
         out.println("  --tables      every table this oracle's transactions write to (a table left out would show");
         out.println("                the swept transactions' versions there as committed)");
         out.println("  --all-tables  every user table that can hold transactional data, less --exclude: only when no");
