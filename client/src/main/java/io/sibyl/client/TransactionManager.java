@@ -426,8 +426,9 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     /**
-     * Rolls back every transaction still running, closes the oracle connection, and the HBase connection if this
-     * manager opened it. Idempotent.
+     * Lets commits under way on other threads finish (for at most {@value #ORACLE_TIMEOUT_MS}), rolls back every
+     * transaction still running, closes the oracle connection, and the HBase connection if this manager opened it.
+     * Idempotent.
      */
     @Override
     public void close() {
