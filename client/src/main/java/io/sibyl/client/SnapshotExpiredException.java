@@ -5,8 +5,10 @@ import java.io.IOException;
 /**
  * A read in a transaction whose oracle connection was lost, which can no longer be answered from its snapshot:
  * garbage collection may have stopped sparing the snapshot (what HBase returned might lack versions it needs), or a
- * writer's commit cannot be placed before or after it any more. Roll the transaction back and run it again
- * ({@link TransactionManager#run} does so on its own).
+ * writer's commit cannot be placed before or after it any more. Also thrown by a write that sends buffered puts and
+ * deletes to HBase once the oracle was last heard from longer ago than the read window (half its
+ * {@code reader.grace.ms}): the oracle has aborted the transaction, so its late versions could outlive the clean-up.
+ * Roll the transaction back and run it again ({@link TransactionManager#run} does so on its own).
  */
 public class SnapshotExpiredException extends IOException {
     private static final long serialVersionUID = 1L;
