@@ -187,7 +187,8 @@ public final class OracleServerMain {
     /** As {@link #startOnBookKeeper(OracleConfig)}, naming this process {@code owner} in the registry. */
     static Serving recoverAndServe(OracleConfig config, String owner) throws Exception {
         FatalRelay relay = new FatalRelay();
-        JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(config.journalSettings(), owner, relay);
+        JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(config.journalSettings(), owner, relay,
+                config.readerGraceMillis());
         RecoveredState r = started.recovered();
         String summary = describeRecovery(r);
         LOG.info("{}", summary);

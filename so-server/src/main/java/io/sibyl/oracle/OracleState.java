@@ -41,6 +41,8 @@ public final class OracleState {
     private final RunningTransactions running;
     private final AbortedTransactions aborted = new AbortedTransactions();
     private final WatermarkHolds holds;
+    /** Until then (nanoClock) the low watermark is 0, after a recovery; Long.MIN_VALUE for a fresh oracle. */
+    private long recoveryHoldEndsNanos;
     private final LongSupplier nanoClock;
     private final DecisionBlockWriter block = new DecisionBlockWriter();
     private final long reservationBlock;
@@ -87,7 +89,7 @@ public final class OracleState {
 
     /** A fresh oracle that times {@code reader.grace.ms} on {@code nanoClock} (models drive time themselves). */
     public OracleState(OracleConfig config, LongSupplier nanoClock) {
-        this(config, 0, 0, NONE, NONE, NONE, List.of(), nanoClock);
+        this(config, 0, 0, NONE, NONE, NONE, List.of(), 0, nanoClock);
     }
 
     /**
@@ -110,12 +112,24 @@ public final class OracleState {
     public OracleState(OracleConfig config, long lastTimestamp, long recoveredTmax, long[] commitStarts,
                        long[] commitTimestamps, long[] abortedTs, List<AbortedRange> earlierRanges) {
         this(config, lastTimestamp, recoveredTmax, commitStarts, commitTimestamps, abortedTs, earlierRanges,
-                System::nanoTime);
+                config.readerGraceMillis(), System::nanoTime);
+    }
+
+    /**
+     * As {@link #OracleState(OracleConfig, long, long, long[], long[], long[], List)}, holding the low watermark at 0
+     * for {@code recoveryHoldMillis} instead of this oracle's own {@code reader.grace.ms}: the clients of the oracles
+     * before it read for half of <em>their</em> grace period, which may have been longer.
+     */
+    public OracleState(OracleConfig config, long lastTimestamp, long recoveredTmax, long[] commitStarts,
+                       long[] commitTimestamps, long[] abortedTs, List<AbortedRange> earlierRanges,
+                       long recoveryHoldMillis) {
+        this(config, lastTimestamp, recoveredTmax, commitStarts, commitTimestamps, abortedTs, earlierRanges,
+                recoveryHoldMillis, System::nanoTime);
     }
 
     private OracleState(OracleConfig config, long lastTimestamp, long recoveredTmax, long[] commitStarts,
                         long[] commitTimestamps, long[] abortedTs, List<AbortedRange> earlierRanges,
-                        LongSupplier nanoClock) {
+                        long recoveryHoldMillis, LongSupplier nanoClock) {
         if (commitStarts.length != commitTimestamps.length) {
             throw new IllegalArgumentException(commitStarts.length + " start timestamps for "
                     + commitTimestamps.length + " commit timestamps");
@@ -129,10 +143,10 @@ public final class OracleState {
         running = new RunningTransactions(config.maxRunningTransactions());
         this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
-        if (lastTimestamp > 0) {
-            // Clients of the oracles before this one may still be reading snapshots that no oracle counts any more.
-            holds.hold(0, nanoClock.getAsLong());
-        }
+        // Clients of the oracles before this one may still be reading snapshots that no oracle counts any more.
+        recoveryHoldEndsNanos = lastTimestamp > 0
+                ? nanoClock.getAsLong() + Math.max(recoveryHoldMillis, config.readerGraceMillis()) * 1_000_000L
+                : Long.MIN_VALUE;
         reservationBlock = config.timestampReservationBlock();
         clock = lastTimestamp;
         reservedUpTo = lastTimestamp;
@@ -446,7 +460,14 @@ public final class OracleState {
      * long, since the readers of the oracles before are unknown ({@link WatermarkHolds}).
      */
     public long lowWatermark() {
-        return Math.min(running.oldest(clock + 1), holds.floor(nanoClock.getAsLong(), Long.MAX_VALUE));
+        long now = nanoClock.getAsLong();
+        if (recoveryHoldEndsNanos != Long.MIN_VALUE) {
+            if (now - recoveryHoldEndsNanos < 0) {
+                return 0;
+            }
+            recoveryHoldEndsNanos = Long.MIN_VALUE;
+        }
+        return Math.min(running.oldest(clock + 1), holds.floor(now, Long.MAX_VALUE));
     }
 
     /** Last timestamp handed out. */

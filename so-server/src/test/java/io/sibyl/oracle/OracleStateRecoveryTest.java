@@ -199,6 +199,24 @@ class OracleStateRecoveryTest {
     }
 
     @Test
+    void aRecoveredOracleHoldsForAnEarlierOraclesLongerGrace() throws InterruptedException {
+        long recovered = System.nanoTime();
+        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 64)
+                .withReaderGrace(100), 1000, 100, NONE, NONE, NONE, List.of(), 1500);
+        Thread.sleep(300);
+        long held = s.lowWatermark();
+        if (System.nanoTime() - recovered < 1_500_000_000L) {
+            assertEquals(0, held, "past its own 100 ms grace, within the earlier oracle's 1.5 s");
+        }
+        long deadline = recovered + 20_000_000_000L;
+        while (s.lowWatermark() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertTrue(System.nanoTime() - recovered >= 1_500_000_000L, "held for the earlier oracle's grace");
+        assertEquals(s.clock() + 1, s.lowWatermark());
+    }
+
+    @Test
     void aFreshOracleHoldsNothing() {
         assertEquals(1, new OracleState(OracleConfig.defaults()).lowWatermark());
     }

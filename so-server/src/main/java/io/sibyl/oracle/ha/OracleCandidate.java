@@ -215,7 +215,8 @@ public final class OracleCandidate implements AutoCloseable {
         Consumer<LedgerRegistry.Snapshot> openJournal = fenced -> {
             Thread t = new Thread(() -> {
                 try {
-                    opening.complete(BookKeeperJournal.open(bk, registry, fenced, js, relay));
+                    opening.complete(BookKeeperJournal.open(bk, registry, fenced, js, relay,
+                            config.readerGraceMillis()));
                 } catch (Exception | Error e) {
                     opening.completeExceptionally(e);
                 }

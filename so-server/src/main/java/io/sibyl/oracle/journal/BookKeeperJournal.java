@@ -127,6 +127,8 @@ public final class BookKeeperJournal implements Journal {
     private final BookKeeper bk;
     private final LedgerRegistry registry;
     private final JournalSettings settings;
+    /** The writing oracle's reader.grace.ms, recorded in each ledger's metadata (0: not recorded). */
+    private final long readerGraceMillis;
     private final FatalErrorListener listener;
     private final byte[] password;
     private final ScheduledThreadPoolExecutor admin;
@@ -192,8 +194,9 @@ public final class BookKeeperJournal implements Journal {
     private volatile CompletableFuture<List<Long>> orphanSweep = CompletableFuture.completedFuture(List.of());
 
     private BookKeeperJournal(BookKeeper bk, LedgerRegistry registry, LedgerRegistry.Snapshot fenced,
-                              JournalSettings settings, FatalErrorListener listener) {
+                              JournalSettings settings, FatalErrorListener listener, long readerGraceMillis) {
         this.bk = bk;
+        this.readerGraceMillis = readerGraceMillis;
         this.registry = registry;
         this.settings = settings;
         this.listener = listener;
@@ -216,7 +219,19 @@ public final class BookKeeperJournal implements Journal {
     public static BookKeeperJournal open(BookKeeper bk, LedgerRegistry registry, LedgerRegistry.Snapshot fenced,
                                          JournalSettings settings, FatalErrorListener listener)
             throws IOException, InterruptedException {
-        BookKeeperJournal j = new BookKeeperJournal(bk, registry, fenced, settings, listener);
+        return open(bk, registry, fenced, settings, listener, 0);
+    }
+
+    /**
+     * As {@link #open(BookKeeper, LedgerRegistry, LedgerRegistry.Snapshot, JournalSettings, FatalErrorListener)},
+     * recording {@code readerGraceMillis} (the writing oracle's {@code reader.grace.ms}) in every ledger it creates,
+     * for the oracle that recovers them ({@link RecoveredState#writerGraceMillis()}).
+     */
+    public static BookKeeperJournal open(BookKeeper bk, LedgerRegistry registry, LedgerRegistry.Snapshot fenced,
+                                         JournalSettings settings, FatalErrorListener listener,
+                                         long readerGraceMillis)
+            throws IOException, InterruptedException {
+        BookKeeperJournal j = new BookKeeperJournal(bk, registry, fenced, settings, listener, readerGraceMillis);
         try {
             j.startFirstLedger();
         } catch (IOException | InterruptedException | RuntimeException e) {
@@ -779,7 +794,7 @@ public final class BookKeeperJournal implements Journal {
 
     /** Creates a ledger at the configured ensemble, or a smaller one (not below the write quorum) if bookies lack. */
     private LedgerState createLedger(LedgerRegistry.Snapshot reg) throws BKException, InterruptedException {
-        var meta = OrphanSweep.ledgerMetadata(reg, registry.path());
+        var meta = WriterGrace.tag(OrphanSweep.ledgerMetadata(reg, registry.path()), readerGraceMillis);
         int ensemble;
         synchronized (this) {
             ensemble = nextEnsemble;

@@ -12,7 +12,8 @@ import java.io.IOException;
  *
  * <pre>{@code
  * JournalSettings js = JournalSettings.fromProperties(props);
- * JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(js, JournalClients.ownerName(), listener);
+ * JournalBootstrap.Started started = JournalBootstrap.recoverAndOpen(js, JournalClients.ownerName(), listener,
+ *         config.readerGraceMillis());
  * RecoveredState r = started.recovered();
  * OracleServer server = OracleServer.start(config, started.journal(), r.newOracleState(config));
  * }</pre>
@@ -28,6 +29,15 @@ public final class JournalBootstrap {
 
     public static Started recoverAndOpen(JournalSettings settings, String owner, FatalErrorListener listener)
             throws IOException, InterruptedException {
+        return recoverAndOpen(settings, owner, listener, 0);
+    }
+
+    /**
+     * As {@link #recoverAndOpen(JournalSettings, String, FatalErrorListener)}, recording the oracle's
+     * {@code reader.grace.ms} in the ledgers it writes (see {@link RecoveredState#writerGraceMillis()}).
+     */
+    public static Started recoverAndOpen(JournalSettings settings, String owner, FatalErrorListener listener,
+                                         long readerGraceMillis) throws IOException, InterruptedException {
         ZooKeeper zk = JournalClients.connectZooKeeper(settings);
         BookKeeper bk = null;
         try {
@@ -35,7 +45,7 @@ public final class JournalBootstrap {
             LedgerRegistry registry = new LedgerRegistry(zk, settings.ledgersZnode());
             RecoveredState recovered = JournalRecovery.recover(bk, registry, settings, owner);
             BookKeeperJournal journal = BookKeeperJournal.open(bk, registry, recovered.registry(), settings,
-                    listener);
+                    listener, readerGraceMillis);
             journal.closeAfterwards(bk::close, zk::close);
             return new Started(recovered, journal);
         } catch (IOException | InterruptedException | RuntimeException e) {

@@ -171,6 +171,7 @@ public final class JournalRecovery {
             throw new IOException("cannot open journal ledger " + ledgerId + " for recovery: " + e.getMessage(), e);
         }
         try {
+            replay.sawWriterGrace(WriterGrace.of(lh));
             long last = lh.getLastAddConfirmed();
             LedgerReading.replay(lh, first, last, replay);
             LOG.info("journal ledger {}: entries {}..{} replayed", ledgerId, first, last);

@@ -58,6 +58,7 @@ public final class JournalReplay implements DecisionVisitor {
     private LongLongHashMap aborted = new LongLongHashMap(1024);
     private long tMax;
     private long maxReserved;
+    private long writerGraceMillis;
     private long maxTimestamp;
     private long records;
     private long blocks;
@@ -249,13 +250,18 @@ public final class JournalReplay implements DecisionVisitor {
     }
 
     /** The state replayed so far; replay may go on afterwards (the result holds copies). */
+    /** Notes the grace of the oracle that wrote a ledger being replayed ({@link WriterGrace}); the longest counts. */
+    void sawWriterGrace(long graceMillis) {
+        writerGraceMillis = Math.max(writerGraceMillis, graceMillis);
+    }
+
     public RecoveredState result(LedgerRegistry.Snapshot registry, RecoveredState.Stats stats) {
         long[] abortedTs = new long[aborted.size()];
         int[] j = {0};
         aborted.forEach((ts, one) -> abortedTs[j[0]++] = ts);
         Arrays.sort(abortedTs);
         return new RecoveredState(lastTimestamp(), maxReserved, tMax, Arrays.copyOfRange(starts, head, size),
-                Arrays.copyOfRange(commitTs, head, size), abortedTs, ranges, registry, stats);
+                Arrays.copyOfRange(commitTs, head, size), abortedTs, ranges, registry, stats, writerGraceMillis);
     }
 
     /** Counters so far: entries, blocks, records, bytes. */

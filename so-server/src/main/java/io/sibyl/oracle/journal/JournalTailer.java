@@ -300,6 +300,7 @@ public final class JournalTailer {
             registryReadNanos = 0; // dropped by the leader since we read the registry: catch up at the next poll
             throw e;
         }
+        replay.sawWriterGrace(WriterGrace.of(handle));
         lastProgressNanos = System.nanoTime();
     }
 

@@ -4,6 +4,9 @@ import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleState;
 import io.sibyl.protocol.AbortedRange;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.Arrays;
 import java.util.List;
 
@@ -35,10 +38,14 @@ import java.util.List;
  * @param registry         the registry as fenced by this recovery: pass it to {@link BookKeeperJournal#open}
  * @param stats            what was read
  * @param inDoubtRange     the range of start timestamps the new oracle aborts, or null: see {@link #inDoubtRange()}
+ * @param writerGraceMillis the longest {@code reader.grace.ms} recorded by the oracles that wrote the ledgers read
+ *                         (0 if none recorded one): the new oracle holds its low watermark at 0 at least that long
  */
 public record RecoveredState(long lastTimestamp, long maxReserved, long tMax, long[] commitStarts,
                              long[] commitTimestamps, long[] aborted, List<AbortedRange> abortedRanges,
-                             LedgerRegistry.Snapshot registry, Stats stats, AbortedRange inDoubtRange) {
+                             LedgerRegistry.Snapshot registry, Stats stats, AbortedRange inDoubtRange,
+                             long writerGraceMillis) {
+    private static final Logger LOG = LoggerFactory.getLogger(RecoveredState.class);
 
     public RecoveredState {
         abortedRanges = List.copyOf(abortedRanges);
@@ -50,14 +57,23 @@ public record RecoveredState(long lastTimestamp, long maxReserved, long tMax, lo
      */
     public RecoveredState(long lastTimestamp, long maxReserved, long tMax, long[] commitStarts,
                           long[] commitTimestamps, long[] aborted, List<AbortedRange> abortedRanges,
-                          LedgerRegistry.Snapshot registry, Stats stats) {
+                          LedgerRegistry.Snapshot registry, Stats stats, long writerGraceMillis) {
         this(lastTimestamp, maxReserved, tMax, commitStarts, commitTimestamps, aborted, abortedRanges, registry, stats,
-                AbortedRange.afterRecovery(tMax, lastTimestamp, abortedRanges, commitStarts));
+                AbortedRange.afterRecovery(tMax, lastTimestamp, abortedRanges, commitStarts), writerGraceMillis);
     }
 
-    /** An oracle state that continues this journal (clock, T_max, commits, aborted set, aborted ranges). */
+    /**
+     * An oracle state that continues this journal (clock, T_max, commits, aborted set, aborted ranges), holding the
+     * low watermark at 0 for the longer of its own grace and {@link #writerGraceMillis()}.
+     */
     public OracleState newOracleState(OracleConfig config) {
-        return new OracleState(config, lastTimestamp, tMax, commitStarts, commitTimestamps, aborted, abortedRanges);
+        if (writerGraceMillis > config.readerGraceMillis()) {
+            LOG.warn("an earlier oracle of this journal ran with reader.grace.ms={} (this one: {}): nothing is garbage"
+                    + " collected for {} ms, while its clients may still read; give every oracle of a group the same"
+                    + " reader.grace.ms", writerGraceMillis, config.readerGraceMillis(), writerGraceMillis);
+        }
+        return new OracleState(config, lastTimestamp, tMax, commitStarts, commitTimestamps, aborted, abortedRanges,
+                writerGraceMillis);
     }
 
     /**

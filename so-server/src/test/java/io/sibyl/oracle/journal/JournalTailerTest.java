@@ -117,4 +117,35 @@ class JournalTailerTest {
         model.assertRecovered(taken);
         writer.close();
     }
+
+    @Test
+    void takeoverAndRecoveryKnowTheWritingOraclesLongerReaderGrace(TestInfo info) throws Exception {
+        JournalSettings s = cluster.settings(info.getTestMethod().orElseThrow().getName());
+        BookKeeper bk = cluster.bookKeeper(s);
+        LedgerRegistry registry = new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode());
+        RecoveredState first = JournalRecovery.recover(bk, registry, s, "writer");
+        assertEquals(0, first.writerGraceMillis(), "a brand-new journal: no earlier oracle");
+        BookKeeperJournalTest.Fatal fatal = new BookKeeperJournalTest.Fatal();
+        BookKeeperJournal writer = BookKeeperJournal.open(bk, registry, first.registry(), s, fatal, 30_000);
+        DecisionModel model = new DecisionModel(23, 100);
+        BookKeeperJournalTest.appendAndAwait(writer, model, 3, 8);
+        JournalTailer standby = tailer(s);
+        standby.poll();
+        standby.stop();
+        RecoveredState taken = JournalRecovery.takeOver(cluster.bookKeeper(s),
+                new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode()), s, "standby", standby);
+        model.assertRecovered(taken);
+        assertEquals(30_000, taken.writerGraceMillis());
+        writer.close();
+
+        // An oracle with a shorter grace holds the watermark at 0 for the writer's longer one.
+        io.sibyl.oracle.OracleState state = taken.newOracleState(io.sibyl.oracle.OracleConfig.defaults()
+                .withCapacities(1 << 12, 1 << 10, 64).withReaderGrace(100));
+        Thread.sleep(300);
+        assertEquals(0, state.lowWatermark(), "still within the earlier oracle's 30 s grace");
+
+        RecoveredState full = JournalRecovery.recover(cluster.bookKeeper(s), new LedgerRegistry(cluster.zooKeeper(s),
+                s.ledgersZnode()), s, "check");
+        assertEquals(30_000, full.writerGraceMillis(), "a cold recovery reads it from the ledgers' metadata too");
+    }
 }
