@@ -21,7 +21,14 @@ public final class JournalClients {
     private JournalClients() {
     }
 
-    /** Opens a ZooKeeper session and waits (up to the session timeout) until it is connected. */
+    /**
+     * How long a starting oracle waits for its first ZooKeeper session at least. The session timeout bounds how long
+     * a leader may stay cut off, which says nothing about how long a first connection may take on a busy machine;
+     * the ZooKeeper client keeps trying meanwhile.
+     */
+    static final long FIRST_CONNECT_MIN_MS = 30_000;
+
+    /** Opens a ZooKeeper session and waits (the session timeout, at least 30 s) until it is connected. */
     public static ZooKeeper connectZooKeeper(JournalSettings s) throws IOException, InterruptedException {
         CountDownLatch connected = new CountDownLatch(1);
         ZooKeeper zk = new ZooKeeper(s.zkConnect(), s.zkSessionTimeoutMs(), event -> {
@@ -33,10 +40,11 @@ public final class JournalClients {
                 }
             }
         });
-        if (!connected.await(s.zkSessionTimeoutMs(), TimeUnit.MILLISECONDS)) {
+        long waitMs = Math.max(s.zkSessionTimeoutMs(), FIRST_CONNECT_MIN_MS);
+        if (!connected.await(waitMs, TimeUnit.MILLISECONDS)) {
             zk.close();
-            throw new IOException("could not connect to ZooKeeper at " + s.zkConnect() + " within "
-                    + s.zkSessionTimeoutMs() + " ms");
+            throw new IOException("could not connect to ZooKeeper at " + s.zkConnect() + " within " + waitMs
+                    + " ms: check journal.zk.connect and that ZooKeeper runs");
         }
         return zk;
     }
