@@ -50,6 +50,17 @@ public class SnapshotExpiredException extends IOException {
                 + " aborts the transactions of a lost connection; roll it back and run it again", transaction);
     }
 
+    /**
+     * The transaction has run longer than its oracle's {@code transaction.max.age.ms}: the oracle aborts it then (a
+     * leaked transaction must not hold garbage collection back for ever), so it may no longer read or write.
+     */
+    static SnapshotExpiredException tooOld(Transaction transaction, long maxAgeMillis) {
+        return new SnapshotExpiredException("transaction " + transaction.getStartTimestamp() + " has run longer than"
+                + " its status oracle's transaction.max.age.ms (" + maxAgeMillis + " ms), after which the oracle"
+                + " aborts it: it can no longer read or write; roll it back and run it again in a shorter transaction"
+                + " (or raise transaction.max.age.ms on the oracle)", transaction);
+    }
+
     /** The transaction that could not read (or write). */
     public Transaction getTransaction() {
         return transaction;

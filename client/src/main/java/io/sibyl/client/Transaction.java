@@ -67,16 +67,23 @@ public final class Transaction {
     private static final long RESEND_PAUSE_NANOS = 100_000_000L;
     /** When the start timestamp arrived: protection ends for good after a silence of the oracle since then. */
     private final long begunAtNanos;
+    /**
+     * When the oracle's transaction.max.age.ms runs out for this transaction (counted from before the begin was sent,
+     * so never after the oracle's own count ends), or 0 if it has no max age: no read or write after that.
+     */
+    private final long expiresAtNanos;
     /** Set by a rollback before it decides what to undo: no write may reach HBase after that. */
     private boolean writesClosed;
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
-    Transaction(TransactionManager manager, OracleClient begunOn, long startTs) {
+    Transaction(TransactionManager manager, OracleClient begunOn, long startTs, long beginSentNanos) {
         this.manager = manager;
         this.begunOn = begunOn;
         this.startTs = startTs;
         this.begunAtNanos = System.nanoTime();
+        long maxAge = begunOn.transactionMaxAgeNanos();
+        this.expiresAtNanos = maxAge == 0 ? 0 : beginSentNanos + maxAge;
     }
 
     /** The start timestamp T_s: the snapshot this transaction reads, and the version of every cell it writes. */
@@ -174,6 +181,19 @@ public final class Transaction {
         if (!begunOn.snapshotsProtected(begunAtNanos)) {
             throw new SnapshotExpiredException(this, begunOn.millisSinceHeard(), begunOn.readWindowMillis());
         }
+        if (nanosToMaxAge() <= 0) {
+            throw SnapshotExpiredException.tooOld(this, begunOn.transactionMaxAgeNanos() / 1_000_000L);
+        }
+    }
+
+    /** Nanoseconds until the oracle's max age ends this transaction ({@link Long#MAX_VALUE}: no max age). */
+    long nanosToMaxAge() {
+        return expiresAtNanos == 0 ? Long.MAX_VALUE : expiresAtNanos - System.nanoTime();
+    }
+
+    /** True if the transaction outlived the oracle's transaction.max.age.ms (the oracle aborts it). */
+    boolean outlivedMaxAge() {
+        return nanosToMaxAge() <= 0;
     }
 
     // ---- visibility ---------------------------------------------------------------------------------------------
@@ -369,7 +389,11 @@ public final class Transaction {
      * "Aborted transactions of dead clients"). With less than a small floor left the write fails without being sent.
      */
     private int writeTimeoutCap() throws SnapshotExpiredException {
-        long leftNanos = begunOn.nanosLeftInReadWindow(begunAtNanos);
+        long toMaxAge = nanosToMaxAge();
+        if (toMaxAge < MIN_WRITE_MILLIS * 1_000_000L) {
+            throw SnapshotExpiredException.tooOld(this, begunOn.transactionMaxAgeNanos() / 1_000_000L);
+        }
+        long leftNanos = Math.min(begunOn.nanosLeftInReadWindow(begunAtNanos), toMaxAge);
         if (leftNanos == Long.MAX_VALUE) {
             return TableWrites.NO_CAP;
         }

@@ -198,8 +198,9 @@ public final class TransactionManager implements AutoCloseable {
         Transaction tx;
         while (true) {
             OracleClient client = oracle.current();
+            long sentNanos = System.nanoTime(); // no later than the oracle handing out the timestamp: its age counts
             try {
-                tx = new Transaction(this, client, awaitReply(client.begin(), client, "a begin"));
+                tx = new Transaction(this, client, awaitReply(client.begin(), client, "a begin"), sentNanos);
                 break;
             } catch (CompletionException e) {
                 // A begin lost with its connection left nothing behind: the oracle aborts what a lost connection ran.
@@ -280,7 +281,9 @@ public final class TransactionManager implements AutoCloseable {
                     case TOO_OLD -> RollbackException.Reason.TOO_OLD;
                     case ALREADY_ABORTED -> RollbackException.Reason.ABORTED_BY_ORACLE;
                 };
-                throw new RollbackException(tx, reason, tae.getMessage(), null);
+                String why = tae.getMessage() + (tx.outlivedMaxAge() ? " (it ran longer than the oracle's"
+                        + " transaction.max.age.ms, " + client.transactionMaxAgeNanos() / 1_000_000L + " ms)" : "");
+                throw new RollbackException(tx, reason, why, null);
             }
             if (cause instanceof OracleUnavailableException oue) {
                 resolveInDoubt(tx, oue, commitSentNanos, client.readWindowMillis());

@@ -122,6 +122,7 @@ class InDoubtCommitAnswerTest {
                 Varints.writeUnsigned(hello, 100_000); // max write set rows
                 Varints.writeUnsigned(hello, 1 << 20); // max frame bytes
                 Varints.writeUnsigned(hello, graceMillis);
+                Varints.writeUnsigned(hello, 0); // no transaction max age
                 Varints.writeUnsigned(hello, 0); // aborted set
                 Varints.writeUnsigned(hello, 0); // aborted ranges
                 send(s, hello);

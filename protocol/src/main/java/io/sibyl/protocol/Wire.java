@@ -16,9 +16,9 @@ public final class Wire {
     /**
      * Protocol version this build speaks (2: HELLO carries aborted ranges, decision blocks may hold ABORT_RANGE;
      * 3: HELLO carries the reader grace period, and a silent connection gets empty frames as heartbeats; 4:
-     * {@link #RANGE_CLEANED_UP} and the FORGET_RANGE record).
+     * {@link #RANGE_CLEANED_UP} and the FORGET_RANGE record; 5: HELLO carries the oracle's transaction max age).
      */
-    public static final short VERSION = 4;
+    public static final short VERSION = 5;
     /** Bytes of the frame length prefix. */
     public static final int LENGTH_FIELD_BYTES = 4;
 

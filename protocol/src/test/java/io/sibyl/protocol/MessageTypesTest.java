@@ -26,7 +26,7 @@ class MessageTypesTest {
         assertEquals(40, Wire.WATERMARK);
         // Version 3 changed only the HELLO layout (the reader grace period); the codes stayed. Version 4 added one.
         assertEquals(8, Wire.RANGE_CLEANED_UP);
-        assertEquals(4, Wire.VERSION, "RANGE_CLEANED_UP and FORGET_RANGE since version 4");
+        assertEquals(5, Wire.VERSION, "HELLO carries the transaction max age since version 5");
         Set<Byte> all = new HashSet<>();
         for (byte b : requests) {
             all.add(b);

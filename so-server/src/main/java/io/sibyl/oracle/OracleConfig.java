@@ -32,7 +32,8 @@ public record OracleConfig(
         boolean inlineSequencer,
         JournalKind journal,
         JournalSettings journalSettings,
-        HaSettings ha) {
+        HaSettings ha,
+        long transactionMaxAgeMillis) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
     public enum JournalKind {
@@ -63,7 +64,7 @@ public record OracleConfig(
     public static OracleConfig defaults() {
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
-                HaSettings.defaults());
+                HaSettings.defaults(), 3_600_000);
     }
 
     public OracleConfig {
@@ -80,6 +81,8 @@ public record OracleConfig(
         require(maxLagBytes >= 1024, "max.lag.bytes", maxLagBytes);
         require(statsLogIntervalMillis >= 0, "stats.log.interval.ms", statsLogIntervalMillis);
         require(readerGraceMillis >= 100 && readerGraceMillis <= 3_600_000, "reader.grace.ms", readerGraceMillis);
+        require(transactionMaxAgeMillis == 0 || transactionMaxAgeMillis >= 1000, "transaction.max.age.ms",
+                transactionMaxAgeMillis);
         if (journal == null || journalSettings == null || ha == null) {
             throw new IllegalArgumentException("journal, journal settings and HA settings are required");
         }
@@ -98,54 +101,62 @@ public record OracleConfig(
     public OracleConfig withPort(int newPort) {
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
     public OracleConfig withCapacities(int conflictRows, int recentCommits, int runningTransactions) {
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha);
+                maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha);
+                pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
     public OracleConfig withReaderGrace(long millis) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha);
+                pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis);
+    }
+
+    /** Copy whose transactions are aborted once they ran {@code millis} (0: never). */
+    public OracleConfig withTransactionMaxAge(long millis) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, millis);
     }
 
     /** Copy with the given threading: I/O threads, and whether a single I/O thread runs the sequencer itself. */
     public OracleConfig withThreads(int threads, boolean inline) {
         return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha);
+                maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis);
     }
 
     /** Copy with the given high-availability settings. */
     public OracleConfig withHa(HaSettings settings) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
     public OracleConfig withJournal(JournalKind kind, JournalSettings settings) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis);
     }
 
     /**
@@ -182,7 +193,8 @@ public record OracleConfig(
                 journalKey == null ? d.journal : JournalKind.parse(journalKey),
                 journalSettings,
                 new HaSettings(boolOf(p, "ha", d.ha.enabled()), p.getProperty("advertised.host", d.ha.advertisedHost()),
-                        longOf(p, "ha.tail.interval.ms", d.ha.tailIntervalMs())));
+                        longOf(p, "ha.tail.interval.ms", d.ha.tailIntervalMs())),
+                longOf(p, "transaction.max.age.ms", d.transactionMaxAgeMillis));
     }
 
     private static boolean boolOf(Properties p, String key, boolean dflt) {
@@ -234,6 +246,9 @@ public record OracleConfig(
         m.put("reader.grace.ms", readerGraceMillis + "  # garbage collection spares the snapshots of a lost"
                 + " connection's transactions (and, after a recovery, of every earlier one) this long; clients read"
                 + " on a lost connection for half of it");
+        m.put("transaction.max.age.ms", transactionMaxAgeMillis + "  # a transaction still running this long"
+                + " after it began is aborted, and its client stops reading and writing in it (0 = no limit): a"
+                + " leaked transaction cannot hold back garbage collection for ever");
         m.put("stats.log.interval.ms", statsLogIntervalMillis + "  # log a line of counters and rates this often"
                 + " (0 = never); the same figures are JMX attributes of io.sibyl:type=StatusOracle,port=PORT");
         m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");

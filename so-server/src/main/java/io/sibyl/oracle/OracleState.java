@@ -9,6 +9,7 @@ import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -41,6 +42,14 @@ public final class OracleState {
     private final RunningTransactions running;
     private final AbortedTransactions aborted = new AbortedTransactions();
     private final WatermarkHolds holds;
+    /** transaction.max.age.ms in nanoseconds; 0: transactions may run for ever. */
+    private final long maxAgeNanos;
+    /**
+     * Samples {clock, nanoClock} taken at least {@link #AGE_SAMPLE_NANOS} apart: every timestamp up to the clock had
+     * been handed out at that time, so a sample older than the max age bounds the transactions to expire.
+     */
+    private final ArrayDeque<long[]> ageSamples = new ArrayDeque<>();
+    private static final long AGE_SAMPLE_NANOS = 100_000_000L;
     /** Until then (nanoClock) the low watermark is 0, after a recovery; Long.MIN_VALUE for a fresh oracle. */
     private long recoveryHoldEndsNanos;
     private final LongSupplier nanoClock;
@@ -143,6 +152,7 @@ public final class OracleState {
         running = new RunningTransactions(config.maxRunningTransactions());
         this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
+        maxAgeNanos = config.transactionMaxAgeMillis() * 1_000_000L;
         // Clients of the oracles before this one may still be reading snapshots that no oracle counts any more.
         recoveryHoldEndsNanos = lastTimestamp > 0
                 ? nanoClock.getAsLong() + Math.max(recoveryHoldMillis, config.readerGraceMillis()) * 1_000_000L
@@ -396,6 +406,9 @@ public final class OracleState {
      * T_max, and returns the encoded block (or null if nothing was decided). The next block starts at once.
      */
     public byte[] sealBlock() {
+        if (maxAgeNanos > 0) {
+            expireOldTransactions();
+        }
         if (tMax > announcedTmax) {
             long abortsBefore = abortCount;
             running.abortStartedBefore(tMax, recordAbort);
@@ -415,6 +428,35 @@ public final class OracleState {
         byte[] sealed = block.seal();
         block.start(clock);
         return sealed;
+    }
+
+    /**
+     * Aborts the transactions that have run longer than {@code transaction.max.age.ms} (within the sampling period),
+     * so that a transaction its client leaked cannot hold the low watermark down for ever. Their clients stop reading
+     * and writing in them by then on their own; the oldest still holds the watermark for {@code reader.grace.ms}, like
+     * a lost connection's.
+     */
+    private void expireOldTransactions() {
+        long now = nanoClock.getAsLong();
+        if (ageSamples.isEmpty() || now - ageSamples.peekLast()[1] >= AGE_SAMPLE_NANOS) {
+            ageSamples.addLast(new long[] {clock, now});
+        }
+        long expireUpTo = -1;
+        while (!ageSamples.isEmpty() && now - ageSamples.peekFirst()[1] >= maxAgeNanos) {
+            expireUpTo = ageSamples.pollFirst()[0];
+        }
+        if (expireUpTo < 0) {
+            return;
+        }
+        long oldest = running.oldest(Long.MAX_VALUE);
+        if (oldest > expireUpTo) {
+            return;
+        }
+        int expired = running.finishStartedUpTo(expireUpTo, recordAbort);
+        holds.hold(oldest, now);
+        LOG.warn("aborted {} transactions that ran longer than transaction.max.age.ms={} (started at or before {},"
+                + " the oldest at {}); their clients can no longer read, write or commit in them", expired,
+                maxAgeNanos / 1_000_000L, expireUpTo, oldest);
     }
 
     private void forgetCleanedRanges(long watermark) {

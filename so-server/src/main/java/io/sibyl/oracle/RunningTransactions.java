@@ -185,6 +185,30 @@ public final class RunningTransactions {
         return oldest;
     }
 
+    /**
+     * Finishes every transaction that started at or before {@code lastTs}; those still allowed to commit are reported
+     * to {@code aborted}. Returns how many were finished.
+     */
+    public int finishStartedUpTo(long lastTs, TimestampSink aborted) {
+        int finished = 0;
+        for (long index = head; index < tail; index++) {
+            int i = (int) (index & mask);
+            if (startTs[i] > lastTs) {
+                break;
+            }
+            if (states[i] != DONE) {
+                if (states[i] == RUNNING) {
+                    aborted.accept(startTs[i]);
+                }
+                states[i] = DONE;
+                live--;
+                finished++;
+            }
+        }
+        compactHead();
+        return finished;
+    }
+
     /** Start timestamp of the oldest running transaction, or {@code ifEmpty}. */
     public long oldest(long ifEmpty) {
         return head < tail ? startTs[(int) (head & mask)] : ifEmpty;

@@ -206,6 +206,7 @@ final class Sequencer implements Runnable {
         Varints.writeUnsigned(out, config.maxWriteSetRows());
         Varints.writeUnsigned(out, config.maxFrameBytes());
         Varints.writeUnsigned(out, config.readerGraceMillis());
+        Varints.writeUnsigned(out, config.transactionMaxAgeMillis());
         Varints.writeUnsigned(out, aborted.length);
         long previous = 0;
         for (long ts : aborted) {

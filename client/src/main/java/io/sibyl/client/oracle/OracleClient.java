@@ -75,6 +75,8 @@ public final class OracleClient implements AutoCloseable {
     private volatile long gapEndedNanos = lastHeardNanos;
     /** Half the oracle's reader grace period (from HELLO): how long snapshots stay readable after the last frame. */
     private volatile long readWindowNanos = Long.MAX_VALUE;
+    /** The oracle's transaction.max.age.ms in nanoseconds (from HELLO); 0: no limit. */
+    private volatile long transactionMaxAgeNanos;
 
     private OracleClient(String host, int port, EventLoopGroup sharedGroup, long connectTimeoutMillis)
             throws InterruptedException {
@@ -289,6 +291,15 @@ public final class OracleClient implements AutoCloseable {
     /** How long after the last frame from the oracle snapshots begun on this connection stay readable. */
     public long readWindowMillis() {
         return readWindowNanos == Long.MAX_VALUE ? Long.MAX_VALUE : readWindowNanos / 1_000_000L;
+    }
+
+    /**
+     * The oracle's {@code transaction.max.age.ms} in nanoseconds (from HELLO): it aborts a transaction still running
+     * that long after it handed out the start timestamp, so the client stops using it by then. 0: no limit (also
+     * before the HELLO).
+     */
+    public long transactionMaxAgeNanos() {
+        return transactionMaxAgeNanos;
     }
 
     public String address() {
@@ -507,6 +518,9 @@ public final class OracleClient implements AutoCloseable {
             Varints.readUnsigned(in); // max write set rows: enforced by the oracle
             maxOutboundFrame = (int) Math.min(Varints.readUnsigned(in), 1 << 20);
             readWindowNanos = Math.min(Varints.readUnsigned(in), 3_600_000L) / 2 * 1_000_000L; // at most 1 h
+            long maxAgeMillis = Varints.readUnsigned(in);
+            transactionMaxAgeNanos = maxAgeMillis == 0 || maxAgeMillis > 365L * 86_400_000L ? 0
+                    : maxAgeMillis * 1_000_000L;
             int n = Varints.readBoundedInt(in, in.readableBytes(), "aborted set size");
             long[] aborted = new long[n];
             long previous = 0;

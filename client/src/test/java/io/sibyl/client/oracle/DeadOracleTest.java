@@ -121,6 +121,7 @@ class DeadOracleTest {
                         Varints.writeUnsigned(hello, 1000);
                         Varints.writeUnsigned(hello, 1 << 20);
                         Varints.writeUnsigned(hello, 60_000); // reader grace
+                        Varints.writeUnsigned(hello, 0); // no transaction max age
                         Varints.writeUnsigned(hello, 0); // no aborted transactions
                         Varints.writeUnsigned(hello, 0); // no aborted ranges (protocol version 2)
                         send(hello);

@@ -148,6 +148,7 @@ final class RawOracleSocket implements AutoCloseable {
                     long maxRows = Varints.readUnsigned(b);
                     long maxFrame = Varints.readUnsigned(b);
                     Varints.readUnsigned(b); // reader grace
+                    Varints.readUnsigned(b); // transaction max age (protocol version 5)
                     int n = (int) Varints.readUnsigned(b);
                     long[] hello = new long[5 + n];
                     hello[0] = tInit;

@@ -173,8 +173,8 @@ final class RawOracleClient implements AutoCloseable {
 
     private static void skipHello(ByteBuf f) {
         f.readShort();
-        for (int i = 0; i < 5; i++) {
-            Varints.readUnsigned(f); // T_init, T_max, max write set rows, max frame bytes, reader grace
+        for (int i = 0; i < 6; i++) {
+            Varints.readUnsigned(f); // T_init, T_max, max write set rows, max frame bytes, reader grace, max age
         }
         long aborted = Varints.readUnsigned(f);
         for (long i = 0; i < aborted; i++) {

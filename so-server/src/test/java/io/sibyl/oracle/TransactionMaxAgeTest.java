@@ -1,0 +1,66 @@
+package io.sibyl.oracle;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** transaction.max.age.ms: a transaction left running (leaked by its client) is aborted and stops holding W. */
+class TransactionMaxAgeTest {
+    private static final long MS = 1_000_000L;
+
+    @Test
+    void aTransactionRunningLongerThanTheMaxAgeIsAbortedAndReleasesTheWatermarkAfterTheGrace() {
+        AtomicLong now = new AtomicLong(0);
+        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 64)
+                .withReaderGrace(500).withTransactionMaxAge(1000), now::get);
+        long leaked = s.begin(1);
+        s.sealBlock();
+        now.set(600 * MS);
+        long younger = s.begin(1);
+        s.sealBlock();
+        now.set(900 * MS);
+        s.sealBlock();
+        assertEquals(leaked, s.lowWatermark(), "not yet 1 s old: it still holds the watermark");
+        assertFalse(s.status(leaked) == io.sibyl.protocol.Wire.STATUS_ABORTED);
+
+        now.set(1_050 * MS);
+        byte[] block = s.sealBlock();
+        assertTrue(block != null, "the abort is journaled and sent to the replicas");
+        assertEquals(io.sibyl.protocol.Wire.STATUS_ABORTED, s.status(leaked));
+        assertEquals(io.sibyl.protocol.Wire.STATUS_RUNNING, s.status(younger), "the younger one runs on");
+        assertEquals(leaked, s.lowWatermark(), "its client may still be reading: held for reader.grace.ms");
+        assertEquals(OracleState.ALREADY_ABORTED, s.commit(leaked, new long[] {7}, 1),
+                "a late commit learns that it was aborted");
+
+        now.set(1_600 * MS);
+        assertEquals(younger, s.lowWatermark(), "after the grace only the younger transaction holds it");
+        now.set(1_700 * MS);
+        s.sealBlock();
+        assertEquals(io.sibyl.protocol.Wire.STATUS_ABORTED, s.status(younger), "its turn came 1 s after it began");
+        now.set(2_300 * MS);
+        assertEquals(s.clock() + 1, s.lowWatermark());
+    }
+
+    @Test
+    void withoutAMaxAgeTransactionsRunForEver() {
+        AtomicLong now = new AtomicLong(0);
+        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 64)
+                .withTransactionMaxAge(0), now::get);
+        List<Long> started = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            started.add(s.begin(1));
+            now.addAndGet(3_600_000 * MS);
+            s.sealBlock();
+        }
+        assertEquals(started.get(0), s.lowWatermark());
+        for (long ts : started) {
+            assertEquals(io.sibyl.protocol.Wire.STATUS_RUNNING, s.status(ts));
+        }
+    }
+}
