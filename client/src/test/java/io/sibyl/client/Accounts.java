@@ -57,16 +57,51 @@ final class Accounts {
 
     /** The sum of all balances in the transaction's snapshot (one scan); fails if an account is missing. */
     long total(Transaction tx) throws IOException {
+        return total(tx, count, false, () -> { });
+    }
+
+    /**
+     * Like {@link #total(Transaction)}, with {@code caching} rows per HBase RPC, forwards or backwards, running
+     * {@code afterRow} after each row (e.g. a pause, so that the scan is still open while regions change); also
+     * fails if the rows come out of order.
+     */
+    long total(Transaction tx, int caching, boolean reversed, Runnable afterRow) throws IOException {
+        Scan scan = reversed ? new Scan().withStartRow(AFTER_LAST).withStopRow(FIRST).setReversed(true)
+                : new Scan().withStartRow(FIRST).withStopRow(AFTER_LAST);
         long sum = 0;
         int n = 0;
-        try (ResultScanner s = table.getScanner(tx, new Scan().withStartRow(FIRST).withStopRow(AFTER_LAST)
-                .setCaching(count))) {
+        byte[] last = null;
+        try (ResultScanner s = table.getScanner(tx, scan.setCaching(caching))) {
             for (Result r : s) {
+                if (last != null && Bytes.compareTo(last, r.getRow()) * (reversed ? -1 : 1) >= 0) {
+                    throw new AssertionError("the scan of " + tx + " returned " + Bytes.toString(r.getRow())
+                            + " after " + Bytes.toString(last) + (reversed ? " (reversed)" : ""));
+                }
+                last = r.getRow();
                 sum += Bytes.toLong(r.getValue(CF, V));
                 n++;
+                afterRow.run();
             }
         }
         assertEquals(count, n, "accounts in the snapshot of " + tx);
+        return sum;
+    }
+
+    /** The sum of all balances read in one multi-get (which HBase splits by region); fails if one is missing. */
+    long totalByGets(Transaction tx) throws IOException {
+        List<Get> gets = new java.util.ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            gets.add(new Get(b(account(i))).addColumn(CF, V));
+        }
+        long sum = 0;
+        Result[] rs = table.get(tx, gets);
+        for (int i = 0; i < count; i++) {
+            byte[] v = rs[i].getValue(CF, V);
+            if (v == null) {
+                throw new AssertionError(account(i) + " is missing in the snapshot of " + tx);
+            }
+            sum += Bytes.toLong(v);
+        }
         return sum;
     }
 }

@@ -89,7 +89,7 @@ class ListAppendIsolationTest {
     }
 
     /** Clients that wait out a takeover (a minute) but do not retry: every attempt goes into the history. */
-    private static Map<String, String> clientSettings(boolean writeThrough) {
+    static Map<String, String> clientSettings(boolean writeThrough) {
         Map<String, String> s = new HashMap<>();
         s.put(TransactionManager.FAILOVER_TIMEOUT_MS, "60000");
         if (writeThrough) {
