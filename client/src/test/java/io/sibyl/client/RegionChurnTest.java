@@ -345,7 +345,12 @@ class RegionChurnTest {
             admin.flush(table);
             admin.majorCompact(table);
             Thread.sleep(100); // the request is queued on the region servers
-            await("the major compaction of " + table, () -> {
+            long t0 = System.nanoTime();
+            AtomicBoolean reported = new AtomicBoolean();
+            await(() -> "the major compaction of " + table + ": " + compactionState(), () -> {
+                if (System.nanoTime() - t0 > TimeUnit.SECONDS.toNanos(5) && !reported.getAndSet(true)) {
+                    System.out.println("churn of " + table + ": compaction slow: " + compactionState());
+                }
                 // A region still counts the files it compacted away (a daughter's references to its parent) until
                 // the region server's discharger chore archives them, every two minutes: run it now.
                 for (RegionServerThread rs : hbase.getLiveRegionServerThreads()) {
@@ -356,6 +361,30 @@ class RegionChurnTest {
             });
             count(done, "major compaction");
             admin.runCatalogJanitor();
+        }
+
+        /** Regions still holding compacted-away files, and who reads them, for a failure message. */
+        private String compactionState() {
+            StringBuilder sb = new StringBuilder();
+            try {
+                sb.append("state ").append(admin.getCompactionState(table));
+            } catch (IOException e) {
+                sb.append("state unknown (").append(e).append(')');
+            }
+            for (RegionServerThread rs : hbase.getLiveRegionServerThreads()) {
+                sb.append("; ").append(rs.getRegionServer().getServerName()).append(" has ")
+                        .append(rs.getRegionServer().getRSRpcServices().getScannersCount()).append(" scanners");
+            }
+            for (HRegion r : hbase.getRegions(table)) {
+                sb.append("; ").append(r.getRegionInfo().getEncodedName()).append(r.hasReferences() ? " refs" : "")
+                        .append(" ").append(r.getCompactionState());
+                r.getStores().forEach(st -> {
+                    st.getStorefiles().forEach(f -> sb.append(f.isReference() ? " [ref file]" : " [file]"));
+                    st.getCompactedFiles().forEach(f -> sb.append(" [compacted").append(f.isReference() ? " ref" : "")
+                            .append(" file, ").append(f.getRefCount()).append(" readers]"));
+                });
+            }
+            return sb.toString();
         }
 
         private static void count(Map<String, AtomicInteger> m, String k) {
