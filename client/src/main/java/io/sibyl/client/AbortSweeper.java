@@ -211,7 +211,7 @@ public final class AbortSweeper {
                 Scan scan = new Scan().readAllVersions().setTimeRange(part[0], part[part.length - 1] + 1)
                         .setFilter(new TimestampsFilter(timestamps)).setCaching(1000);
                 List<Delete> batch = new ArrayList<>();
-                try (ResultScanner scanner = table.getScanner(scan)) {
+                try (ResultScanner scanner = table.getScanner(TransactionalScanner.acrossRegions(scan))) {
                     for (Result r : scanner) {
                         Delete d = new Delete(r.getRow());
                         for (Cell cell : r.rawCells()) {
@@ -248,7 +248,7 @@ public final class AbortSweeper {
         try (Table table = manager.getConnection().getTable(name)) {
             Scan scan = new Scan().readAllVersions().setTimeRange(range.from() + 1, range.to() + 1).setCaching(1000);
             List<Delete> batch = new ArrayList<>();
-            try (ResultScanner scanner = table.getScanner(scan)) {
+            try (ResultScanner scanner = table.getScanner(TransactionalScanner.acrossRegions(scan))) {
                 for (Result r : scanner) {
                     Delete d = null;
                     for (Cell cell : r.rawCells()) {
