@@ -66,6 +66,12 @@ final class Accounts {
      * fails if the rows come out of order.
      */
     long total(Transaction tx, int caching, boolean reversed, Runnable afterRow) throws IOException {
+        return total(tx, caching, reversed, afterRow, null);
+    }
+
+    /** Like {@link #total(Transaction, int, boolean, Runnable)}, adding each row the scan returns to {@code seen}. */
+    long total(Transaction tx, int caching, boolean reversed, Runnable afterRow, List<Result> seen)
+            throws IOException {
         Scan scan = reversed ? new Scan().withStartRow(AFTER_LAST).withStopRow(FIRST).setReversed(true)
                 : new Scan().withStartRow(FIRST).withStopRow(AFTER_LAST);
         long sum = 0;
@@ -78,6 +84,9 @@ final class Accounts {
                             + " after " + Bytes.toString(last) + (reversed ? " (reversed)" : ""));
                 }
                 last = r.getRow();
+                if (seen != null) {
+                    seen.add(r);
+                }
                 sum += Bytes.toLong(r.getValue(CF, V));
                 n++;
                 afterRow.run();

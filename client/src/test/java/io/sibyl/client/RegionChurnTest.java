@@ -252,7 +252,8 @@ class RegionChurnTest {
                             .orElse(""));
                     outcome = "refused (" + cause.getClass().getSimpleName() + ")";
                 }
-                System.out.printf("churn of %s: %s %s in %d ms, %d regions before%n", table, step, outcome,
+                System.out.printf("%tT.%<tL churn of %s: %s %s in %d ms, %d regions before%n",
+                        System.currentTimeMillis(), table, step, outcome,
                         (System.nanoTime() - stepStart) / 1_000_000, regions.size());
             }
         }
@@ -517,15 +518,18 @@ class RegionChurnTest {
                 };
                 int changesBefore = churn.changes.get();
                 Transaction tx = tm.begin();
+                List<Result> seen = new ArrayList<>();
+                long auditStart = System.currentTimeMillis();
                 try {
                     long total = switch (n % 4) {
-                        case 0 -> accounts.total(tx);
-                        case 1 -> accounts.total(tx, 3, false, pause);
-                        case 2 -> accounts.total(tx, 4, true, pause);
+                        case 0 -> accounts.total(tx, ACCOUNTS, false, () -> { }, seen);
+                        case 1 -> accounts.total(tx, 3, false, pause, seen);
+                        case 2 -> accounts.total(tx, 4, true, pause, seen);
                         default -> accounts.totalByGets(tx);
                     };
                     if (total != ACCOUNTS * OPENING) {
                         wrongAudits.add(how + " in snapshot " + tx.getStartTimestamp() + " summed to " + total);
+                        diagnose(how, tx, accounts.table, seen, total, auditStart, churn);
                     }
                     tm.commit(tx);
                     audits.computeIfAbsent(how, k -> new AtomicInteger()).incrementAndGet();
@@ -543,6 +547,109 @@ class RegionChurnTest {
                     unexpected.add(e);
                     return;
                 }
+            }
+        }
+
+        /** Cells as "value@timestamp(type)", newest first per column. */
+        static String describeCells(org.apache.hadoop.hbase.Cell[] cells) {
+            StringBuilder sb = new StringBuilder();
+            if (cells == null || cells.length == 0) {
+                return "[]";
+            }
+            sb.append(Bytes.toString(org.apache.hadoop.hbase.CellUtil.cloneRow(cells[0]))).append(" [");
+            for (int i = 0; i < cells.length; i++) {
+                org.apache.hadoop.hbase.Cell c = cells[i];
+                if (i > 0) {
+                    sb.append(", ");
+                }
+                sb.append(describeValue(c)).append('@').append(c.getTimestamp());
+                if (c.getType() != org.apache.hadoop.hbase.Cell.Type.Put) {
+                    sb.append('(').append(c.getType()).append(')');
+                }
+            }
+            return sb.append(']').toString();
+        }
+
+        private static String describeValue(org.apache.hadoop.hbase.Cell c) {
+            byte[] v = org.apache.hadoop.hbase.CellUtil.cloneValue(c);
+            return v.length == 8 ? String.valueOf(Bytes.toLong(v)) : Bytes.toStringBinary(v);
+        }
+
+        /**
+         * A wrong audit: for every account, what the scan returned, what a get in the same transaction returns, and
+         * every version in HBase (raw, delete markers included) with its writer's status for this snapshot.
+         */
+        private void diagnose(String how, Transaction tx, TTable table, List<Result> seen, long total,
+                              long auditStart, Churn churn) {
+            StringBuilder sb = new StringBuilder();
+            io.sibyl.client.oracle.CommitReplica replica = tx.begunOn().replica();
+            sb.append(String.format("%n=== WRONG AUDIT: %s in snapshot %d summed to %d (%+d); audit %tT.%<tL - %tT.%<tL;"
+                            + " replica %s; regions now %s%n", how, tx.getStartTimestamp(), total,
+                    total - ACCOUNTS * OPENING, auditStart, System.currentTimeMillis(), replica, regionsOf(churn)));
+            Map<String, Result> byRow = new HashMap<>();
+            seen.forEach(r -> byRow.put(Bytes.toString(r.getRow()), r));
+            try (org.apache.hadoop.hbase.client.Table plain = table.connection().getTable(table.getName())) {
+                long getSum = 0;
+                for (int i = 0; i < ACCOUNTS; i++) {
+                    String row = Accounts.account(i);
+                    Result scanned = byRow.get(row);
+                    Result got = table.get(tx, new Get(b(row)).addColumn(CF, V));
+                    String sv = scanned == null ? "MISSING" : describeCells(scanned.rawCells());
+                    String gv = describeCells(got.rawCells());
+                    if (got.getValue(CF, V) != null) {
+                        getSum += Bytes.toLong(got.getValue(CF, V));
+                    }
+                    boolean differs = scanned == null || !java.util.Arrays.equals(scanned.getValue(CF, V),
+                            got.getValue(CF, V)) || scanned.rawCells()[0].getTimestamp()
+                            != got.rawCells()[0].getTimestamp();
+                    sb.append(String.format("%s %s: scan %s | get %s%n", differs ? "!!" : "  ", row, sv, gv));
+                    if (!differs) {
+                        continue;
+                    }
+                    Result all = plain.get(new Get(b(row)).addColumn(CF, V).readAllVersions());
+                    sb.append("     all versions (Get.readAllVersions): ").append(describeCells(all.rawCells()))
+                            .append('\n');
+                    org.apache.hadoop.hbase.client.Scan rawScan = new org.apache.hadoop.hbase.client.Scan()
+                            .withStartRow(b(row)).withStopRow(b(row), true).setRaw(true).readAllVersions();
+                    try (org.apache.hadoop.hbase.client.ResultScanner rs = plain.getScanner(rawScan)) {
+                        for (Result r : rs) {
+                            for (org.apache.hadoop.hbase.Cell c : r.rawCells()) {
+                                long ts = c.getTimestamp();
+                                String sees;
+                                try {
+                                    sees = String.valueOf(tx.sees(ts));
+                                } catch (IOException | RuntimeException e) {
+                                    sees = "error " + e;
+                                }
+                                long commit = replica.commitTimestampOf(ts);
+                                sb.append(String.format("     raw %s@%d %s: sees=%s commitTs(replica)=%s aborted=%s"
+                                                + " %s%n", describeValue(c), ts, c.getType(), sees,
+                                        commit == 0 ? "-" : commit, replica.isAborted(ts),
+                                        ts > tx.getStartTimestamp() ? "after snapshot"
+                                                : ts < replica.tMax() ? "below tMax" : "between tMax and snapshot"));
+                            }
+                        }
+                    }
+                }
+                sb.append("sum by gets in the same transaction: ").append(getSum).append('\n');
+            } catch (Throwable e) {
+                sb.append("diagnosis failed: ").append(e).append('\n');
+            }
+            sb.append("=== END WRONG AUDIT\n");
+            System.out.print(sb);
+            System.out.flush();
+        }
+
+        private static String regionsOf(Churn churn) {
+            try {
+                StringBuilder sb = new StringBuilder();
+                for (RegionInfo r : churn.regions()) {
+                    sb.append(r.getEncodedName()).append("[").append(Bytes.toStringBinary(r.getStartKey()))
+                            .append(",").append(Bytes.toStringBinary(r.getEndKey())).append(") ");
+                }
+                return sb.toString();
+            } catch (IOException e) {
+                return "unknown (" + e + ")";
             }
         }
 
