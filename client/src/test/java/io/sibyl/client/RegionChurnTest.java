@@ -60,7 +60,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * load the GC coprocessor, so flushes and compactions here keep every version (see hbase-gc-coprocessor's tests).
  */
 @ExtendWith(MiniCluster.class)
-@Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class RegionChurnTest {
     /**
      * The churn (and the workload with it) runs at least this long in each test, and on until it has split, merged
@@ -68,14 +68,14 @@ class RegionChurnTest {
      * -Dchurn.scale=4 for a longer soak.
      */
     static final long CHURN_MILLIS = 12_000L * Integer.getInteger("churn.scale", 1);
-    static final long MAX_CHURN_MILLIS = CHURN_MILLIS + 30_000L;
+    static final long MAX_CHURN_MILLIS = CHURN_MILLIS + 80_000L;
     static final int ACCOUNTS = 60;
     static final long OPENING = 1000;
     static final int TRANSFER_THREADS = 6;
     static final int AUDITORS = 3;
     /** The churn keeps the table between one and this many regions. */
     static final int MAX_REGIONS = 6;
-    static final long STEP_TIMEOUT_MS = 60_000;
+    static final long STEP_TIMEOUT_MS = 90_000;
 
     private static final List<TableName> TABLES = new ArrayList<>();
     private static boolean balancerWasOn;
