@@ -72,6 +72,11 @@ public final class Transaction {
      * so never after the oracle's own count ends), or 0 if it has no max age: no read or write after that.
      */
     private final long expiresAtNanos;
+    /**
+     * A batch of this transaction's writes failed or timed out in HBase: some of it may still be applied by a region
+     * server later, even after it was resent and acknowledged.
+     */
+    private volatile boolean lateWritesPossible;
     /** Set by a rollback before it decides what to undo: no write may reach HBase after that. */
     private boolean writesClosed;
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
@@ -189,6 +194,11 @@ public final class Transaction {
     /** Nanoseconds until the oracle's max age ends this transaction ({@link Long#MAX_VALUE}: no max age). */
     long nanosToMaxAge() {
         return expiresAtNanos == 0 ? Long.MAX_VALUE : expiresAtNanos - System.nanoTime();
+    }
+
+    /** True if some write batch failed or timed out in HBase, so that part of it may land late. */
+    boolean mayHaveLateWrites() {
+        return lateWritesPossible;
     }
 
     /** True if the transaction outlived the oracle's transaction.max.age.ms (the oracle aborts it). */
@@ -338,6 +348,7 @@ public final class Transaction {
                 w.send(puts, cap);
                 return;
             } catch (IOException e) {
+                lateWritesPossible = true;
                 if (cap == TableWrites.NO_CAP || !timedOut(e) || Thread.currentThread().isInterrupted()
                         || (total > 0 && (System.nanoTime() - began) / 1_000_000L >= total)) {
                     throw e; // not for the cap: an error HBase does not retry, or its own limits

@@ -1,5 +1,7 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.client.oracle.TransactionStatus;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import org.apache.hadoop.conf.Configuration;
@@ -29,6 +31,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static io.sibyl.client.TestSupport.get;
 import static io.sibyl.client.TestSupport.put;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -185,6 +188,67 @@ class RetryingWriteCutOffTest {
             assertEquals("taken in the end", get(t, reader, "a"));
             assertEquals("taken in the end", get(t, reader, "b"));
             tm.commit(reader);
+        }
+    }
+
+    /**
+     * A region server may still apply a batch HBase gave up on after the transaction's clean-up deleted its versions
+     * (and a major compaction may drop the delete markers first). So an aborted transaction that had such a batch is
+     * not reported cleaned up: it stays in the oracle's aborted set for bin/sibyl-sweep; one without is reported.
+     */
+    @Test
+    void aRolledBackTransactionWithABatchHBaseGaveUpOnLeavesItsCleanUpToTheSweeper() throws Exception {
+        TableName name = refusingTable("late_batch");
+        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 16, 1 << 16, 1 << 10).withReaderGrace(GRACE_MS));
+             Connection hbase = patientConnection();
+             TransactionManager tm = TransactionManager.create(hbase, "127.0.0.1", oracle.port());
+             TTable t = new TTable(hbase, name)) {
+            Transaction plain = tm.begin();
+            put(t, plain, "p", "rolled back");
+            plain.flush();
+            tm.rollback(plain);
+
+            Transaction tx = tm.begin();
+            put(t, tx, "a", "sent again");
+            long window = tx.begunOn().readWindowMillis();
+            RefusingRegion.refusing = true;
+            try {
+                CompletableFuture<Void> flush = CompletableFuture.runAsync(() -> {
+                    try {
+                        tx.flush();
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+                Thread.sleep(window * 2); // HBase gives up at the cap at least once; the batch is sent again
+                RefusingRegion.refusing = false;
+                flush.get(30, TimeUnit.SECONDS);
+            } finally {
+                RefusingRegion.refusing = false;
+            }
+            assertTrue(tx.mayHaveLateWrites());
+            assertFalse(plain.mayHaveLateWrites());
+            tm.rollback(tx);
+            assertEquals(0, TestSupport.versionsAt(name, tx.getStartTimestamp()), "its versions were deleted");
+
+            // The plain one's report lets the oracle forget it; the other stays aborted for the sweeper.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (askOracle(oracle.port(), plain.getStartTimestamp()).state() == TransactionStatus.State.ABORTED
+                    && System.nanoTime() < deadline) {
+                tm.commit(tm.begin()); // moves the low watermark past the report
+                Thread.sleep(50);
+            }
+            assertEquals(TransactionStatus.State.UNKNOWN, askOracle(oracle.port(), plain.getStartTimestamp()).state(),
+                    "a clean-up without late writes is reported and the abort forgotten");
+            assertEquals(TransactionStatus.State.ABORTED, askOracle(oracle.port(), tx.getStartTimestamp()).state(),
+                    "a clean-up after a batch HBase gave up on is left to the sweeper");
+        }
+    }
+
+    private static TransactionStatus askOracle(int port, long startTs) throws Exception {
+        try (OracleClient direct = OracleClient.connect("127.0.0.1", port)) {
+            return direct.query(startTs).get(10, TimeUnit.SECONDS);
         }
     }
 
