@@ -164,26 +164,11 @@ class RetryingWriteCutOffTest {
             put(t, tx, "a", "taken in the end");
             put(t, tx, "b", "taken in the end");
             long window = tx.begunOn().readWindowMillis();
-            RefusingRegion.ATTEMPTS.set(0);
-            RefusingRegion.refusing = true;
             long refusedAt = System.nanoTime();
-            try {
-                CompletableFuture<Void> flush = CompletableFuture.runAsync(() -> {
-                    try {
-                        tx.flush();
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                });
-                Thread.sleep(window * 2); // longer than a whole window: HBase gives up at the cap at least once
-                RefusingRegion.refusing = false;
-                flush.get(30, TimeUnit.SECONDS);
-                long tookMs = (System.nanoTime() - refusedAt) / 1_000_000;
-                assertTrue(tookMs >= window * 2, tookMs + " ms");
-                tm.commit(tx);
-            } finally {
-                RefusingRegion.refusing = false;
-            }
+            flushWhileRefusedFor(tx, window * 2); // longer than a whole window: HBase gives up at the cap at least once
+            long tookMs = (System.nanoTime() - refusedAt) / 1_000_000;
+            assertTrue(tookMs >= window * 2, tookMs + " ms");
+            tm.commit(tx);
             Transaction reader = tm.begin();
             assertEquals("taken in the end", get(t, reader, "a"));
             assertEquals("taken in the end", get(t, reader, "b"));
@@ -212,21 +197,7 @@ class RetryingWriteCutOffTest {
             Transaction tx = tm.begin();
             put(t, tx, "a", "sent again");
             long window = tx.begunOn().readWindowMillis();
-            RefusingRegion.refusing = true;
-            try {
-                CompletableFuture<Void> flush = CompletableFuture.runAsync(() -> {
-                    try {
-                        tx.flush();
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                });
-                Thread.sleep(window * 2); // HBase gives up at the cap at least once; the batch is sent again
-                RefusingRegion.refusing = false;
-                flush.get(30, TimeUnit.SECONDS);
-            } finally {
-                RefusingRegion.refusing = false;
-            }
+            flushWhileRefusedFor(tx, window * 2); // HBase gives up at the cap at least once; the batch is sent again
             assertTrue(tx.mayHaveLateWrites());
             assertFalse(plain.mayHaveLateWrites());
             tm.rollback(tx);
@@ -243,6 +214,26 @@ class RetryingWriteCutOffTest {
                     "a clean-up without late writes is reported and the abort forgotten");
             assertEquals(TransactionStatus.State.ABORTED, askOracle(oracle.port(), tx.getStartTimestamp()).state(),
                     "a clean-up after a batch HBase gave up on is left to the sweeper");
+        }
+    }
+
+    /** Flushes {@code tx} while its table's region refuses writes for the first {@code refuseMillis}. */
+    private static void flushWhileRefusedFor(Transaction tx, long refuseMillis) throws Exception {
+        RefusingRegion.ATTEMPTS.set(0);
+        RefusingRegion.refusing = true;
+        try {
+            CompletableFuture<Void> flush = CompletableFuture.runAsync(() -> {
+                try {
+                    tx.flush();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            Thread.sleep(refuseMillis);
+            RefusingRegion.refusing = false;
+            flush.get(30, TimeUnit.SECONDS);
+        } finally {
+            RefusingRegion.refusing = false;
         }
     }
 
