@@ -325,8 +325,11 @@ public final class OracleState {
 
     /** A transaction that wrote nothing finished; it leaves the running set without any record. */
     public void finish(long startTs) {
-        if (running.finish(startTs) == RunningTransactions.ABORTED_BY_TMAX) {
-            // It wrote nothing, so there is nothing to clean up: start the forgetting clock now.
+        int state = running.finish(startTs);
+        if (state == RunningTransactions.ABORTED_BY_TMAX
+                || (state == RunningTransactions.NOT_FOUND && aborted.contains(startTs))) {
+            // It wrote nothing, so there is nothing to clean up: start the forgetting clock now. (NOT_FOUND yet
+            // aborted: transaction.max.age.ms aborted it and let it go; its client finishes it only now.)
             aborted.cleanedUp(startTs, clock);
         }
     }

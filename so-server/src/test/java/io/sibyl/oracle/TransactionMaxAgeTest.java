@@ -63,4 +63,22 @@ class TransactionMaxAgeTest {
             assertEquals(io.sibyl.protocol.Wire.STATUS_RUNNING, s.status(ts));
         }
     }
+
+    /** A read-only transaction's FINISH after its max age: it wrote nothing, so its abort must not stay for good. */
+    @Test
+    void aReadOnlyTransactionFinishedAfterItsMaxAgeLeavesNoAbortBehind() {
+        AtomicLong now = new AtomicLong(0);
+        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 64)
+                .withReaderGrace(500).withTransactionMaxAge(1000), now::get);
+        long readOnly = s.begin(1);
+        s.sealBlock();
+        now.set(1_050 * MS);
+        s.sealBlock();
+        assertEquals(io.sibyl.protocol.Wire.STATUS_ABORTED, s.status(readOnly));
+        assertEquals(1, s.abortedCount());
+        s.finish(readOnly); // its client commits it read-only (FINISH): it wrote nothing
+        now.set(3_000 * MS); // past the reader grace: the watermark is above it
+        s.sealBlock();
+        assertEquals(0, s.abortedCount(), "nothing to clean up: forgotten like a T_max-aborted read-only one");
+    }
 }
