@@ -45,11 +45,15 @@ public final class OracleState {
     /** transaction.max.age.ms in nanoseconds; 0: transactions may run for ever. */
     private final long maxAgeNanos;
     /**
-     * Samples {clock, nanoClock} taken at least {@link #AGE_SAMPLE_NANOS} apart: every timestamp up to the clock had
+     * Samples {clock, nanoClock} taken at least {@link #ageSampleNanos} apart: every timestamp up to the clock had
      * been handed out at that time, so a sample older than the max age bounds the transactions to expire.
      */
     private final ArrayDeque<long[]> ageSamples = new ArrayDeque<>();
     private static final long AGE_SAMPLE_NANOS = 100_000_000L;
+    /** At most this many samples per max age (one per 100 ms of an hour): a longer max age samples less often. */
+    private static final long MAX_AGE_SAMPLES = 36_000;
+    /** How far apart the age samples are: 100 ms, or longer for a max age above an hour (bounded memory). */
+    private final long ageSampleNanos;
     /** Until then (nanoClock) the low watermark is 0, after a recovery; Long.MIN_VALUE for a fresh oracle. */
     private long recoveryHoldEndsNanos;
     private final LongSupplier nanoClock;
@@ -153,6 +157,7 @@ public final class OracleState {
         this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
         maxAgeNanos = config.transactionMaxAgeMillis() * 1_000_000L;
+        ageSampleNanos = Math.max(AGE_SAMPLE_NANOS, maxAgeNanos / MAX_AGE_SAMPLES);
         // Clients of the oracles before this one may still be reading snapshots that no oracle counts any more.
         recoveryHoldEndsNanos = lastTimestamp > 0
                 ? nanoClock.getAsLong() + Math.max(recoveryHoldMillis, config.readerGraceMillis()) * 1_000_000L
@@ -441,7 +446,7 @@ public final class OracleState {
      */
     private void expireOldTransactions() {
         long now = nanoClock.getAsLong();
-        if (ageSamples.isEmpty() || now - ageSamples.peekLast()[1] >= AGE_SAMPLE_NANOS) {
+        if (ageSamples.isEmpty() || now - ageSamples.peekLast()[1] >= ageSampleNanos) {
             ageSamples.addLast(new long[] {clock, now});
         }
         long expireUpTo = -1;

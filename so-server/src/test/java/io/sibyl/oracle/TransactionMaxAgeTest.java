@@ -81,4 +81,22 @@ class TransactionMaxAgeTest {
         s.sealBlock();
         assertEquals(0, s.abortedCount(), "nothing to clean up: forgotten like a T_max-aborted read-only one");
     }
+
+    /** The age samples stay bounded whatever the max age: one per 100 ms of a 30-day max age would be 26 M arrays. */
+    @Test
+    void aLongMaxAgeKeepsFewAgeSamples() throws Exception {
+        AtomicLong now = new AtomicLong(0);
+        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 64)
+                .withTransactionMaxAge(30L * 86_400_000L), now::get);
+        for (int i = 0; i < 200_000; i++) { // 100 ms apart: 5.6 hours of a busy oracle
+            s.begin(1);
+            s.finish(s.clock());
+            s.sealBlock();
+            now.addAndGet(100 * MS);
+        }
+        java.lang.reflect.Field f = OracleState.class.getDeclaredField("ageSamples");
+        f.setAccessible(true);
+        int samples = ((java.util.ArrayDeque<?>) f.get(s)).size();
+        assertTrue(samples <= 40_000, samples + " samples kept for 5.6 hours");
+    }
 }
