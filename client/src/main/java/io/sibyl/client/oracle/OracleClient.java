@@ -519,8 +519,8 @@ public final class OracleClient implements AutoCloseable {
             maxOutboundFrame = (int) Math.min(Varints.readUnsigned(in), 1 << 20);
             readWindowNanos = Math.min(Varints.readUnsigned(in), 3_600_000L) / 2 * 1_000_000L; // at most 1 h
             long maxAgeMillis = Varints.readUnsigned(in);
-            transactionMaxAgeNanos = maxAgeMillis == 0 || maxAgeMillis > 365L * 86_400_000L ? 0
-                    : maxAgeMillis * 1_000_000L;
+            // Above a year: counted as a year (sooner than the oracle, never later, which "no limit" would be).
+            transactionMaxAgeNanos = maxAgeMillis == 0 ? 0 : Math.min(maxAgeMillis, 365L * 86_400_000L) * 1_000_000L;
             int n = Varints.readBoundedInt(in, in.readableBytes(), "aborted set size");
             long[] aborted = new long[n];
             long previous = 0;
