@@ -279,7 +279,10 @@ public final class TransactionManager implements AutoCloseable {
                 RollbackException.Reason reason = switch (tae.reason()) {
                     case CONFLICT -> RollbackException.Reason.CONFLICT;
                     case TOO_OLD -> RollbackException.Reason.TOO_OLD;
-                    case ALREADY_ABORTED -> RollbackException.Reason.ABORTED_BY_ORACLE;
+                    // Aborted by transaction.max.age.ms (the commit left after the client's own count ended, with
+                    // nothing left to flush): as retryable as T_max passing it.
+                    case ALREADY_ABORTED -> tx.outlivedMaxAge() ? RollbackException.Reason.TOO_OLD
+                            : RollbackException.Reason.ABORTED_BY_ORACLE;
                 };
                 String why = tae.getMessage() + (tx.outlivedMaxAge() ? " (it ran longer than the oracle's"
                         + " transaction.max.age.ms, " + client.transactionMaxAgeNanos() / 1_000_000L + " ms)" : "");
