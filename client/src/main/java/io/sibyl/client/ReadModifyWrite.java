@@ -96,8 +96,18 @@ final class ReadModifyWrite {
             throw new IllegalArgumentException("a transactional " + kind + " reads the transaction's snapshot: a"
                     + " time range cannot be set (row " + Bytes.toStringBinary(m.getRow()) + ")");
         }
+        NavigableColumns seen = new NavigableColumns();
         for (List<Cell> cells : m.getFamilyCellMap().values()) {
             for (Cell c : cells) {
+                byte[] family = CellUtil.cloneFamily(c);
+                byte[] qualifier = CellUtil.cloneQualifier(c);
+                if (seen.get(family, qualifier) != null) {
+                    // HBase applies each to the old value and keeps the last: name each column once instead.
+                    throw new IllegalArgumentException("the " + kind + " for row " + Bytes.toStringBinary(m.getRow())
+                            + " names column " + Bytes.toStringBinary(family) + ":" + Bytes.toStringBinary(qualifier)
+                            + " twice; name each column once (with the sum of the amounts)");
+                }
+                seen.put(family, qualifier, new byte[0]);
                 if (c.getTimestamp() != HConstants.LATEST_TIMESTAMP) {
                     throw new IllegalArgumentException("a transactional " + kind + " must not set a timestamp (row "
                             + Bytes.toStringBinary(m.getRow()) + "): the transaction writes at its start timestamp");

@@ -408,37 +408,49 @@ public class TTable implements Closeable {
         }
         Result[] out = new Result[actions.size()];
         Result none = Result.create(Collections.emptyList());
-        for (int from = 0; from < flat.size(); ) {
-            Row first = flat.get(from);
-            if (first instanceof Increment || first instanceof Append) {
-                Result changed = readModifyWrite(tx, (Mutation) first);
-                out[owner[from]] = out[owner[from]] == null ? changed : merge(out[owner[from]], changed);
-                from++;
-                continue;
-            }
-            int to = from + 1;
-            while (to < flat.size() && flat.get(to).getClass() == first.getClass()) {
-                to++;
-            }
-            List<Row> run = flat.subList(from, to);
-            if (first instanceof Get) {
-                Result[] got = get(tx, castAll(run, Get.class));
-                for (int k = 0; k < got.length; k++) {
-                    out[owner[from + k]] = got[k];
+        boolean applied = false;
+        try {
+            for (int from = 0; from < flat.size(); ) {
+                Row first = flat.get(from);
+                if (first instanceof Increment || first instanceof Append) {
+                    Result changed = readModifyWrite(tx, (Mutation) first);
+                    applied = true;
+                    out[owner[from]] = out[owner[from]] == null ? changed : merge(out[owner[from]], changed);
+                    from++;
+                    continue;
                 }
-            } else {
-                if (first instanceof Put) {
-                    put(tx, castAll(run, Put.class));
+                int to = from + 1;
+                while (to < flat.size() && flat.get(to).getClass() == first.getClass()) {
+                    to++;
+                }
+                List<Row> run = flat.subList(from, to);
+                if (first instanceof Get) {
+                    Result[] got = get(tx, castAll(run, Get.class));
+                    for (int k = 0; k < got.length; k++) {
+                        out[owner[from + k]] = got[k];
+                    }
                 } else {
-                    delete(tx, castAll(run, Delete.class));
-                }
-                for (int k = from; k < to; k++) {
-                    if (out[owner[k]] == null) {
-                        out[owner[k]] = none;
+                    applied = true;
+                    if (first instanceof Put) {
+                        put(tx, castAll(run, Put.class));
+                    } else {
+                        delete(tx, castAll(run, Delete.class));
+                    }
+                    for (int k = from; k < to; k++) {
+                        if (out[owner[k]] == null) {
+                            out[owner[k]] = none;
+                        }
                     }
                 }
+                from = to;
             }
-            from = to;
+        } catch (IOException | RuntimeException e) {
+            if (applied) {
+                // Part of the actions joined the transaction: committing it would apply half a mutateRow.
+                tx.failPartlyApplied("a TTable.batch, mutateRow or checkAndMutate failed after part of its actions"
+                        + " were applied", e);
+            }
+            throw e;
         }
         for (int i = 0; i < out.length; i++) {
             if (out[i] == null) {
@@ -517,6 +529,7 @@ public class TTable implements Closeable {
         }
         Row action = check.getAction();
         Result result = batch(tx, List.of(action))[0];
+        tx.touchRow(tx.writesFor(this), check.getRow()); // a success writes the checked row, even a no-op action
         boolean returnsValues = action instanceof RowMutations || action instanceof Increment
                 || action instanceof Append;
         return new CheckAndMutateResult(true, returnsValues ? result : null);

@@ -134,9 +134,9 @@ public final class Transaction {
         checkNotFinished();
         Exception failed = writeFailure;
         if (failed != null) {
-            throw new IllegalStateException("transaction " + startTs + " can only roll back: sending its writes to"
-                    + " HBase failed (" + failed + "), so some of them may be missing; roll it back (commit does so"
-                    + " too, and TransactionManager.run retries) and run it again", failed);
+            throw new IllegalStateException("transaction " + startTs + " can only roll back: some of its writes may"
+                    + " be missing (" + failed + "); roll it back (commit does so too, and TransactionManager.run"
+                    + " retries) and run it again", failed);
         }
     }
 
@@ -150,6 +150,16 @@ public final class Transaction {
                     + ": reads and writes need a running transaction; begin a new one");
         }
         manager.checkOpen();
+    }
+
+    /**
+     * Makes the transaction roll-back-only because an operation that must apply whole (a {@code mutateRow}, a
+     * {@code checkAndMutate}'s action, a batch) failed after part of it joined the transaction.
+     */
+    void failPartlyApplied(String what, Exception cause) {
+        if (writeFailure == null) {
+            writeFailure = new IOException(what + ": " + cause, cause);
+        }
     }
 
     /** The failure that made the transaction roll-back-only, or null. */
@@ -347,6 +357,9 @@ public final class Transaction {
             try {
                 w.send(puts, cap);
                 return;
+            } catch (RuntimeException e) {
+                lateWritesPossible = true; // part of the batch may have been dispatched
+                throw e;
             } catch (IOException e) {
                 lateWritesPossible = true;
                 if (cap == TableWrites.NO_CAP || !timedOut(e) || Thread.currentThread().isInterrupted()

@@ -320,7 +320,7 @@ public final class TransactionManager implements AutoCloseable {
             return new RollbackException(tx, RollbackException.Reason.ORACLE_FAILOVER, e.getMessage(), e);
         }
         return new RollbackException(tx, RollbackException.Reason.WRITE_FAILED,
-                "sending its writes to HBase failed: " + e, e);
+                "some of its writes may be missing: " + e, e);
     }
 
     /**

@@ -340,4 +340,68 @@ class ReadModifyWriteTest {
             tm.commit(after);
         }
     }
+
+    @Test
+    void aMutateRowThatFailsHalfwayLeavesTheTransactionRollBackOnly() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("rmw_half", "cf");
+        try (TransactionManager tm = c.manager(); TTable t = new TTable(c.connection(), name)) {
+            Transaction init = tm.begin();
+            put(t, init, "r", "four");
+            tm.commit(init);
+            RowMutations rm = RowMutations.of(List.of(new Put(b("r")).addColumn(CF, HITS, b("x")),
+                    new Increment(b("r")).addColumn(CF, V, 1)));
+            Transaction tx = tm.begin();
+            assertThrows(DoNotRetryIOException.class, () -> t.mutateRow(tx, rm));
+            IllegalStateException stuck = assertThrows(IllegalStateException.class,
+                    () -> t.get(tx, new Get(b("r"))));
+            assertTrue(stuck.getMessage().contains("can only roll back"), stuck.getMessage());
+            RollbackException e = assertThrows(RollbackException.class, () -> tm.commit(tx));
+            assertEquals(RollbackException.Reason.WRITE_FAILED, e.getReason());
+
+            CheckAndMutate cam = CheckAndMutate.newBuilder(b("r")).ifEquals(CF, V, b("four")).build(rm);
+            Transaction other = tm.begin();
+            assertThrows(DoNotRetryIOException.class, () -> t.checkAndMutate(other, cam));
+            assertThrows(RollbackException.class, () -> tm.commit(other));
+
+            Transaction after = tm.begin();
+            assertNull(t.get(after, new Get(b("r"))).getValue(CF, HITS), "half of a mutateRow never commits");
+            tm.commit(after);
+        }
+    }
+
+    @Test
+    void anIncrementNamingAColumnTwiceIsRefused() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("rmw_twice", "cf");
+        try (TransactionManager tm = c.manager(); TTable t = new TTable(c.connection(), name)) {
+            Transaction tx = tm.begin();
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> t.increment(tx,
+                    new Increment(b("r")).addColumn(CF, HITS, 1).addColumn(CF, HITS, 10)));
+            assertTrue(e.getMessage().contains("twice"), e.getMessage());
+            assertTrue(tx.isReadOnly());
+            tm.commit(tx);
+        }
+    }
+
+    @Test
+    void aSucceedingCheckAndMutateWritesTheRowEvenWhenItsActionChangesNothing() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("rmw_noop", "cf");
+        try (TransactionManager tm = c.manager(); TTable t = new TTable(c.connection(), name)) {
+            Transaction init = tm.begin();
+            t.incrementColumnValue(init, b("r"), CF, HITS, 5);
+            tm.commit(init);
+            Transaction checker = tm.begin();
+            assertTrue(t.checkAndMutate(checker, CheckAndMutate.newBuilder(b("r"))
+                    .ifEquals(CF, HITS, Bytes.toBytes(5L)).build(new Increment(b("r")).addColumn(CF, HITS, 0)))
+                    .isSuccess());
+            assertFalse(checker.isReadOnly(), "the checked row joined the write set");
+            Transaction writer = tm.begin();
+            t.incrementColumnValue(writer, b("r"), CF, HITS, 1);
+            tm.commit(writer);
+            RollbackException e = assertThrows(RollbackException.class, () -> tm.commit(checker));
+            assertEquals(RollbackException.Reason.CONFLICT, e.getReason());
+        }
+    }
 }
