@@ -212,11 +212,13 @@ public final class OracleCandidate implements AutoCloseable {
         // The new journal's first ledger is created and registered while the tail is read: both only need the
         // fenced registry, and each costs a few ZooKeeper writes.
         CompletableFuture<BookKeeperJournal> opening = new CompletableFuture<>();
+        // The grace the earlier oracles recorded, as far as read before the journal opens (the tail comes later).
+        long[] inherited = {tailed ? tailer.replay().writerGraceMillis() : 0};
         Consumer<LedgerRegistry.Snapshot> openJournal = fenced -> {
             Thread t = new Thread(() -> {
                 try {
                     opening.complete(BookKeeperJournal.open(bk, registry, fenced, js, relay,
-                            config.readerGraceMillis()));
+                            config.readerGraceMillis(), inherited[0]));
                 } catch (Exception | Error e) {
                     opening.completeExceptionally(e);
                 }
@@ -226,7 +228,7 @@ public final class OracleCandidate implements AutoCloseable {
         };
         try {
             r = tailed ? JournalRecovery.takeOver(bk, registry, js, owner, tailer, openJournal)
-                    : recoverThenOpen(openJournal);
+                    : recoverThenOpen(openJournal, inherited);
         } catch (IOException | InterruptedException | RuntimeException e) {
             opening.thenAccept(BookKeeperJournal::close);
             throw e;
@@ -282,9 +284,10 @@ public final class OracleCandidate implements AutoCloseable {
     }
 
     /** Full recovery (the standby's tail had failed), then the new journal as after a tail takeover. */
-    private RecoveredState recoverThenOpen(Consumer<LedgerRegistry.Snapshot> openJournal)
+    private RecoveredState recoverThenOpen(Consumer<LedgerRegistry.Snapshot> openJournal, long[] inherited)
             throws IOException, InterruptedException {
         RecoveredState r = JournalRecovery.recover(bk, registry, js, owner);
+        inherited[0] = r.writerGraceMillis();
         openJournal.accept(r.registry());
         return r;
     }

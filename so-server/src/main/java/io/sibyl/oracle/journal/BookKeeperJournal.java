@@ -129,6 +129,12 @@ public final class BookKeeperJournal implements Journal {
     private final JournalSettings settings;
     /** The writing oracle's reader.grace.ms, recorded in each ledger's metadata (0: not recorded). */
     private final long readerGraceMillis;
+    /**
+     * The longest grace the journal's earlier writers recorded: recorded instead while it lasts from this journal's
+     * start, so that an oracle taking over from this one soon holds long enough for those writers' readers too.
+     */
+    private final long inheritedGraceMillis;
+    private final long startedNanos = System.nanoTime();
     private final FatalErrorListener listener;
     private final byte[] password;
     private final ScheduledThreadPoolExecutor admin;
@@ -194,9 +200,11 @@ public final class BookKeeperJournal implements Journal {
     private volatile CompletableFuture<List<Long>> orphanSweep = CompletableFuture.completedFuture(List.of());
 
     private BookKeeperJournal(BookKeeper bk, LedgerRegistry registry, LedgerRegistry.Snapshot fenced,
-                              JournalSettings settings, FatalErrorListener listener, long readerGraceMillis) {
+                              JournalSettings settings, FatalErrorListener listener, long readerGraceMillis,
+                              long inheritedGraceMillis) {
         this.bk = bk;
         this.readerGraceMillis = readerGraceMillis;
+        this.inheritedGraceMillis = inheritedGraceMillis;
         this.registry = registry;
         this.settings = settings;
         this.listener = listener;
@@ -219,19 +227,21 @@ public final class BookKeeperJournal implements Journal {
     public static BookKeeperJournal open(BookKeeper bk, LedgerRegistry registry, LedgerRegistry.Snapshot fenced,
                                          JournalSettings settings, FatalErrorListener listener)
             throws IOException, InterruptedException {
-        return open(bk, registry, fenced, settings, listener, 0);
+        return open(bk, registry, fenced, settings, listener, 0, 0);
     }
 
     /**
      * As {@link #open(BookKeeper, LedgerRegistry, LedgerRegistry.Snapshot, JournalSettings, FatalErrorListener)},
      * recording {@code readerGraceMillis} (the writing oracle's {@code reader.grace.ms}) in every ledger it creates,
-     * for the oracle that recovers them ({@link RecoveredState#writerGraceMillis()}).
+     * for the oracle that recovers them ({@link RecoveredState#writerGraceMillis()}); for ledgers created within
+     * {@code inheritedGraceMillis} (the recovered {@code writerGraceMillis}) of now, the longer of the two.
      */
     public static BookKeeperJournal open(BookKeeper bk, LedgerRegistry registry, LedgerRegistry.Snapshot fenced,
                                          JournalSettings settings, FatalErrorListener listener,
-                                         long readerGraceMillis)
+                                         long readerGraceMillis, long inheritedGraceMillis)
             throws IOException, InterruptedException {
-        BookKeeperJournal j = new BookKeeperJournal(bk, registry, fenced, settings, listener, readerGraceMillis);
+        BookKeeperJournal j = new BookKeeperJournal(bk, registry, fenced, settings, listener, readerGraceMillis,
+                inheritedGraceMillis);
         try {
             j.startFirstLedger();
         } catch (IOException | InterruptedException | RuntimeException e) {
@@ -794,7 +804,9 @@ public final class BookKeeperJournal implements Journal {
 
     /** Creates a ledger at the configured ensemble, or a smaller one (not below the write quorum) if bookies lack. */
     private LedgerState createLedger(LedgerRegistry.Snapshot reg) throws BKException, InterruptedException {
-        var meta = WriterGrace.tag(OrphanSweep.ledgerMetadata(reg, registry.path()), readerGraceMillis);
+        boolean inheriting = System.nanoTime() - startedNanos < inheritedGraceMillis * 1_000_000L;
+        var meta = WriterGrace.tag(OrphanSweep.ledgerMetadata(reg, registry.path()),
+                inheriting ? Math.max(readerGraceMillis, inheritedGraceMillis) : readerGraceMillis);
         int ensemble;
         synchronized (this) {
             ensemble = nextEnsemble;

@@ -45,7 +45,7 @@ public final class JournalBootstrap {
             LedgerRegistry registry = new LedgerRegistry(zk, settings.ledgersZnode());
             RecoveredState recovered = JournalRecovery.recover(bk, registry, settings, owner);
             BookKeeperJournal journal = BookKeeperJournal.open(bk, registry, recovered.registry(), settings,
-                    listener, readerGraceMillis);
+                    listener, readerGraceMillis, recovered.writerGraceMillis());
             journal.closeAfterwards(bk::close, zk::close);
             return new Started(recovered, journal);
         } catch (IOException | InterruptedException | RuntimeException e) {

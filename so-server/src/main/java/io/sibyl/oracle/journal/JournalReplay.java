@@ -250,6 +250,11 @@ public final class JournalReplay implements DecisionVisitor {
     }
 
     /** The state replayed so far; replay may go on afterwards (the result holds copies). */
+    /** The longest reader grace recorded by the writers of the ledgers replayed so far (0: none recorded). */
+    public long writerGraceMillis() {
+        return writerGraceMillis;
+    }
+
     /** Notes the grace of the oracle that wrote a ledger being replayed ({@link WriterGrace}); the longest counts. */
     void sawWriterGrace(long graceMillis) {
         writerGraceMillis = Math.max(writerGraceMillis, graceMillis);

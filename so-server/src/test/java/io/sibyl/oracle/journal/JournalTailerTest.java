@@ -126,7 +126,7 @@ class JournalTailerTest {
         RecoveredState first = JournalRecovery.recover(bk, registry, s, "writer");
         assertEquals(0, first.writerGraceMillis(), "a brand-new journal: no earlier oracle");
         BookKeeperJournalTest.Fatal fatal = new BookKeeperJournalTest.Fatal();
-        BookKeeperJournal writer = BookKeeperJournal.open(bk, registry, first.registry(), s, fatal, 30_000);
+        BookKeeperJournal writer = BookKeeperJournal.open(bk, registry, first.registry(), s, fatal, 30_000, 0);
         DecisionModel model = new DecisionModel(23, 100);
         BookKeeperJournalTest.appendAndAwait(writer, model, 3, 8);
         JournalTailer standby = tailer(s);
@@ -147,5 +147,18 @@ class JournalTailerTest {
         RecoveredState full = JournalRecovery.recover(cluster.bookKeeper(s), new LedgerRegistry(cluster.zooKeeper(s),
                 s.ledgersZnode()), s, "check");
         assertEquals(30_000, full.writerGraceMillis(), "a cold recovery reads it from the ledgers' metadata too");
+
+        // The next oracle (grace 100 ms) records the inherited 30 s in the ledgers it starts while that lasts, so an
+        // oracle taking over from it soon still holds long enough, even once the first oracle's ledgers are gone.
+        LedgerRegistry next = new LedgerRegistry(cluster.zooKeeper(s), s.ledgersZnode());
+        BookKeeperJournal successor = BookKeeperJournal.open(bk, next, full.registry(), s, fatal, 100,
+                full.writerGraceMillis());
+        java.util.List<Long> ledgers = next.read().ledgers();
+        long newest = ledgers.get(ledgers.size() - 1);
+        try (org.apache.bookkeeper.client.LedgerHandle lh = bk.openLedgerNoRecovery(newest,
+                BookKeeper.DigestType.CRC32C, s.password().getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
+            assertEquals(30_000, WriterGrace.of(lh), "the successor's first ledger carries the inherited grace");
+        }
+        successor.close();
     }
 }
