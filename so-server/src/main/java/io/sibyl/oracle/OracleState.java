@@ -75,6 +75,7 @@ public final class OracleState {
     private long conflictAborts;
     private long tooOldAborts;
     private long disconnectAborts;
+    private long expiredAborts;
     /** Transactions that were running when earlier oracles stopped (ascending, disjoint); fixed at construction. */
     private AbortedRange[] ranges;
     /** Bounds of {@link #ranges}, so that the common case (no range covers a timestamp) costs two comparisons. */
@@ -460,7 +461,9 @@ public final class OracleState {
         if (oldest > expireUpTo) {
             return;
         }
+        long abortsBefore = abortCount;
         int expired = running.finishStartedUpTo(expireUpTo, recordAbort);
+        expiredAborts += abortCount - abortsBefore;
         holds.hold(oldest, now);
         LOG.warn("aborted {} transactions that ran longer than transaction.max.age.ms={} (started at or before {},"
                 + " the oldest at {}); their clients can no longer read, write or commit in them", expired,
@@ -562,7 +565,7 @@ public final class OracleState {
     /** The counters and sizes of this state, with the server's {@code connections} and journal's blocks. */
     OracleStats stats(int connections, long journalBlocks) {
         return new OracleStats(System.currentTimeMillis(), beginCount, refusedBegins, commitCount, abortCount,
-                conflictAborts, tooOldAborts, disconnectAborts, running.live(), aborted.size(), ranges.length,
+                conflictAborts, tooOldAborts, disconnectAborts, expiredAborts, running.live(), aborted.size(), ranges.length,
                 commits.size(), clock, tMax, lowWatermark(), connections, journalBlocks);
     }
 }

@@ -12,6 +12,7 @@ package io.sibyl.oracle;
  * @param conflictAborts    aborts for a write-write conflict
  * @param tooOldAborts      aborts because T_max passed the start timestamp (conflict-table or commit-window eviction)
  * @param disconnectAborts  running transactions aborted because their client's connection was lost
+ * @param expiredAborts     running transactions aborted because they outlived transaction.max.age.ms
  * @param running           transactions started and not yet finished
  * @param abortedSet        aborted transactions the oracle (and every replica) still remembers
  * @param abortedRanges     ranges of transactions in doubt at earlier oracles' crashes, kept as aborted
@@ -23,7 +24,8 @@ package io.sibyl.oracle;
  * @param journalBlocks     decision blocks the journal accepted
  */
 public record OracleStats(long takenAtMillis, long begins, long refusedBegins, long commits, long aborts,
-                          long conflictAborts, long tooOldAborts, long disconnectAborts, int running, int abortedSet,
+                          long conflictAborts, long tooOldAborts, long disconnectAborts, long expiredAborts,
+                          int running, int abortedSet,
                           int abortedRanges, int recentCommits, long lastTimestamp, long tMax, long lowWatermark,
                           int connections, long journalBlocks) {
 
@@ -33,10 +35,11 @@ public record OracleStats(long takenAtMillis, long begins, long refusedBegins, l
         double seconds = earlier == null ? 0 : (takenAtMillis - earlier.takenAtMillis) / 1000.0;
         if (seconds > 0) {
             b.append(String.format("%.0f begins/s, %.0f commits/s, %.0f aborts/s (%d conflicts, %d too old,"
-                            + " %d on disconnect, %d refused begins in %.0f s); ",
+                            + " %d on disconnect, %d past the max age, %d refused begins in %.0f s); ",
                     (begins - earlier.begins) / seconds, (commits - earlier.commits) / seconds,
                     (aborts - earlier.aborts) / seconds, conflictAborts - earlier.conflictAborts,
                     tooOldAborts - earlier.tooOldAborts, disconnectAborts - earlier.disconnectAborts,
+                    expiredAborts - earlier.expiredAborts,
                     refusedBegins - earlier.refusedBegins, seconds));
         }
         b.append("totals: ").append(begins).append(" begins, ").append(commits).append(" commits, ").append(aborts)

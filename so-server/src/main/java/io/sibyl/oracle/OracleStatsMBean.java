@@ -103,6 +103,11 @@ final class OracleStatsMBean implements OracleStatsMXBean {
     }
 
     @Override
+    public long getExpiredAborts() {
+        return stats().expiredAborts();
+    }
+
+    @Override
     public int getRunningTransactions() {
         return stats().running();
     }

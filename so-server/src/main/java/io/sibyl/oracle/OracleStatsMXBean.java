@@ -19,6 +19,9 @@ public interface OracleStatsMXBean {
 
     long getDisconnectAborts();
 
+    /** Running transactions aborted because they outlived {@code transaction.max.age.ms}. */
+    long getExpiredAborts();
+
     int getRunningTransactions();
 
     int getAbortedSetSize();
