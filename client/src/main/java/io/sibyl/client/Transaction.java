@@ -69,9 +69,10 @@ public final class Transaction {
     private final long begunAtNanos;
     /**
      * When the oracle's transaction.max.age.ms runs out for this transaction (counted from before the begin was sent,
-     * so never after the oracle's own count ends), or 0 if it has no max age: no read or write after that.
+     * so never after the oracle's own count ends), if {@link #hasMaxAge}: no read or write after that.
      */
     private final long expiresAtNanos;
+    private final boolean hasMaxAge;
     /**
      * A batch of this transaction's writes failed or timed out in HBase: some of it may still be applied by a region
      * server later, even after it was resent and acknowledged.
@@ -88,7 +89,8 @@ public final class Transaction {
         this.startTs = startTs;
         this.begunAtNanos = System.nanoTime();
         long maxAge = begunOn.transactionMaxAgeNanos();
-        this.expiresAtNanos = maxAge == 0 ? 0 : beginSentNanos + maxAge;
+        this.hasMaxAge = maxAge != 0;
+        this.expiresAtNanos = beginSentNanos + maxAge; // System.nanoTime may be negative: no 0 sentinel
     }
 
     /** The start timestamp T_s: the snapshot this transaction reads, and the version of every cell it writes. */
@@ -203,7 +205,7 @@ public final class Transaction {
 
     /** Nanoseconds until the oracle's max age ends this transaction ({@link Long#MAX_VALUE}: no max age). */
     long nanosToMaxAge() {
-        return expiresAtNanos == 0 ? Long.MAX_VALUE : expiresAtNanos - System.nanoTime();
+        return hasMaxAge ? expiresAtNanos - System.nanoTime() : Long.MAX_VALUE;
     }
 
     /** True if some write batch failed or timed out in HBase, so that part of it may land late. */
