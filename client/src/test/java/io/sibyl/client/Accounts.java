@@ -8,12 +8,18 @@ import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.util.Bytes;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import static io.sibyl.client.TestSupport.CF;
 import static io.sibyl.client.TestSupport.V;
 import static io.sibyl.client.TestSupport.b;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The bank of the transfer workloads: {@code count} account rows {@code acct000...} (balance in cf:v) in a table
@@ -49,6 +55,57 @@ final class Accounts {
         long bal = Bytes.toLong(r[1].getValue(CF, V));
         table.put(tx, List.of(new Put(b(account(from))).addColumn(CF, V, Bytes.toBytes(a - amount)),
                 new Put(b(account(to))).addColumn(CF, V, Bytes.toBytes(bal + amount))));
+    }
+
+    /** A transfer of a workload that also writes its own record row, in the same transaction. */
+    interface RecordedTransfer {
+        int from();
+
+        int to();
+
+        long amount();
+
+        String record();
+    }
+
+    /**
+     * Checks the final state in {@code check}'s snapshot against the transfers' outcomes: the total is unchanged,
+     * every committed transfer took effect, no failed one did, and one whose outcome is unknown is settled by its
+     * record row (the record and both balance changes are in a snapshot together or not at all).
+     */
+    void assertSettled(Transaction check, long opening, Collection<? extends RecordedTransfer> committed,
+                       Collection<? extends RecordedTransfer> failed, Collection<? extends RecordedTransfer> unknown)
+            throws IOException {
+        assertEquals(count * opening, total(check), "final total");
+        List<RecordedTransfer> all = new ArrayList<>(committed);
+        all.addAll(failed);
+        all.addAll(unknown);
+        Result[] records = table.get(check, all.stream().map(t -> new Get(b(t.record())).addColumn(CF, V)).toList());
+        Set<String> recorded = new HashSet<>();
+        for (int i = 0; i < records.length; i++) {
+            if (!records[i].isEmpty()) {
+                recorded.add(all.get(i).record());
+            }
+        }
+        long[] expected = new long[count];
+        Arrays.fill(expected, opening);
+        for (RecordedTransfer t : committed) {
+            assertTrue(recorded.contains(t.record()), "acknowledged commit lost: " + t);
+            expected[t.from()] -= t.amount();
+            expected[t.to()] += t.amount();
+        }
+        for (RecordedTransfer t : failed) {
+            assertTrue(!recorded.contains(t.record()), "a transfer reported failed took effect: " + t);
+        }
+        for (RecordedTransfer t : unknown) {
+            if (recorded.contains(t.record())) {
+                expected[t.from()] -= t.amount();
+                expected[t.to()] += t.amount();
+            }
+        }
+        for (int i = 0; i < count; i++) {
+            assertEquals(expected[i], balance(check, i), "balance of " + account(i) + " (a lost or phantom update)");
+        }
     }
 
     long balance(Transaction tx, int i) throws IOException {

@@ -41,7 +41,6 @@ import static io.sibyl.client.TestSupport.CF;
 import static io.sibyl.client.TestSupport.V;
 import static io.sibyl.client.TestSupport.b;
 import static io.sibyl.client.TestSupport.io;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -423,7 +422,7 @@ class RegionChurnTest {
      * snapshot in several ways.
      */
     private static final class Bank implements AutoCloseable {
-        private record Transfer(int from, int to, long amount, String record) {
+        private record Transfer(int from, int to, long amount, String record) implements Accounts.RecordedTransfer {
         }
 
         final TransactionManager buffered;
@@ -698,40 +697,8 @@ class RegionChurnTest {
                     + auditsAcrossChurn.get());
             assertTrue(committed.size() >= 100, "too few transfers committed to mean anything: " + committed.size());
 
-            Accounts accounts = new Accounts(bufferedTable, ACCOUNTS);
             Transaction check = buffered.begin();
-            assertEquals(ACCOUNTS * OPENING, accounts.total(check), "final total");
-            List<Transfer> all = new ArrayList<>(committed);
-            all.addAll(failed);
-            all.addAll(unknown);
-            Result[] records = bufferedTable.get(check, all.stream().map(t -> new Get(b(t.record)).addColumn(CF, V))
-                    .toList());
-            Set<String> recorded = new HashSet<>();
-            for (int i = 0; i < records.length; i++) {
-                if (!records[i].isEmpty()) {
-                    recorded.add(all.get(i).record);
-                }
-            }
-            long[] expected = new long[ACCOUNTS];
-            java.util.Arrays.fill(expected, OPENING);
-            for (Transfer t : committed) {
-                assertTrue(recorded.contains(t.record), "acknowledged commit lost: " + t);
-                expected[t.from] -= t.amount;
-                expected[t.to] += t.amount;
-            }
-            for (Transfer t : failed) {
-                assertTrue(!recorded.contains(t.record), "a transfer reported failed took effect: " + t);
-            }
-            for (Transfer t : unknown) { // settled by its record, written in the same transaction
-                if (recorded.contains(t.record)) {
-                    expected[t.from] -= t.amount;
-                    expected[t.to] += t.amount;
-                }
-            }
-            for (int i = 0; i < ACCOUNTS; i++) {
-                assertEquals(expected[i], accounts.balance(check, i),
-                        "balance of " + Accounts.account(i) + " (a lost or phantom update)");
-            }
+            new Accounts(bufferedTable, ACCOUNTS).assertSettled(check, OPENING, committed, failed, unknown);
             buffered.commit(check);
         }
 

@@ -4,10 +4,8 @@ import org.apache.hadoop.hbase.MiniHBaseCluster;
 import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
-import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.RegionLocator;
-import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.util.JVMClusterUtil.RegionServerThread;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,8 +28,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
-import static io.sibyl.client.TestSupport.CF;
-import static io.sibyl.client.TestSupport.V;
 import static io.sibyl.client.TestSupport.b;
 import static io.sibyl.client.TestSupport.io;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -91,7 +87,8 @@ class RegionServerCrashTest {
     }
 
     /** One transfer as attempted by a worker; {@code record} is the row it writes in the same transaction. */
-    private record Transfer(int from, int to, long amount, String record, boolean begunAfterRecovery) {
+    private record Transfer(int from, int to, long amount, String record, boolean begunAfterRecovery)
+            implements Accounts.RecordedTransfer {
     }
 
     @Test
@@ -417,42 +414,8 @@ class RegionServerCrashTest {
             assertTrue(failedAfterRecovery.isEmpty(), "transactions begun after the regions reopened failed: "
                     + failedAfterRecovery.stream().limit(3).map(Throwable::toString).toList());
 
-            Accounts accounts = new Accounts(bufferedTable, ACCOUNTS);
             Transaction check = buffered.begin();
-            assertEquals(ACCOUNTS * OPENING, accounts.total(check), "final total");
-            List<Transfer> all = new ArrayList<>(committed);
-            all.addAll(failed);
-            all.addAll(unknown);
-            List<Get> gets = all.stream().map(t -> new Get(b(t.record)).addColumn(CF, V)).toList();
-            Result[] records = bufferedTable.get(check, gets);
-            Set<String> recorded = new java.util.HashSet<>();
-            for (int i = 0; i < records.length; i++) {
-                if (!records[i].isEmpty()) {
-                    recorded.add(all.get(i).record);
-                }
-            }
-            long[] expected = new long[ACCOUNTS];
-            java.util.Arrays.fill(expected, OPENING);
-            for (Transfer t : committed) {
-                assertTrue(recorded.contains(t.record), "acknowledged commit lost: " + t);
-                expected[t.from] -= t.amount;
-                expected[t.to] += t.amount;
-            }
-            for (Transfer t : failed) {
-                assertTrue(!recorded.contains(t.record), "a transfer reported failed took effect: " + t);
-            }
-            // An unknown outcome is settled by the transfer's own record, written in the same transaction: the
-            // record and both balance changes are in a snapshot together or not at all.
-            for (Transfer t : unknown) {
-                if (recorded.contains(t.record)) {
-                    expected[t.from] -= t.amount;
-                    expected[t.to] += t.amount;
-                }
-            }
-            for (int i = 0; i < ACCOUNTS; i++) {
-                assertEquals(expected[i], accounts.balance(check, i),
-                        "balance of " + Accounts.account(i) + " (a lost or phantom update)");
-            }
+            new Accounts(bufferedTable, ACCOUNTS).assertSettled(check, OPENING, committed, failed, unknown);
             buffered.commit(check);
         }
 
