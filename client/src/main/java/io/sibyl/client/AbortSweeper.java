@@ -7,6 +7,7 @@ import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Durability;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
@@ -118,7 +119,8 @@ public final class AbortSweeper {
         // Listed after the settle: a table dropped or disabled meanwhile is seen now, not in the middle of the scan.
         List<TableName> tables = new ArrayList<>();
         Map<TableName, String> skipped = new LinkedHashMap<>();
-        listTables(tables, skipped);
+        Map<TableName, Durability> markerDurability = new LinkedHashMap<>();
+        listTables(tables, skipped, markerDurability);
         if (tables.isEmpty() && !candidates.isEmpty()) {
             throw new IllegalStateException("no table to scan in the HBase cluster at "
                     + manager.getConnection().getConfiguration().get("hbase.zookeeper.quorum") + " (skipped: "
@@ -128,11 +130,14 @@ public final class AbortSweeper {
         }
         long[] counts = {0, 0};
         for (TableName name : tables) {
+            // Markers synced to the WAL even where the table's durability would not: the reports below let the
+            // oracle forget these transactions, after which a version whose marker a crash lost reads as committed.
+            Durability durability = markerDurability.get(name);
             if (candidates.transactions.length > 0) {
-                sweepTransactions(name, candidates.transactions, counts);
+                sweepTransactions(name, candidates.transactions, counts, durability);
             }
             for (AbortedRange range : candidates.ranges) {
-                sweepRange(name, range, counts);
+                sweepRange(name, range, counts, durability);
             }
         }
         int reported = 0;
@@ -157,7 +162,8 @@ public final class AbortSweeper {
      * excluded. A table is judged by its families one by one: a family added later with one version does not hide
      * the transactional families beside it (a TTable opened before keeps writing to them).
      */
-    private void listTables(List<TableName> tables, Map<TableName, String> skipped) throws IOException {
+    private void listTables(List<TableName> tables, Map<TableName, String> skipped,
+                            Map<TableName, Durability> markerDurability) throws IOException {
         try (Admin admin = manager.getConnection().getAdmin()) {
             for (TableDescriptor d : admin.listTableDescriptors()) {
                 TableName name = d.getTableName();
@@ -175,6 +181,7 @@ public final class AbortSweeper {
                             + " swept, or exclude it if no transaction writes to it; nothing was reported cleaned up");
                 } else {
                     tables.add(name);
+                    markerDurability.put(name, TableWrites.cleanUpDurability(d.getDurability()));
                 }
             }
         }
@@ -199,7 +206,8 @@ public final class AbortSweeper {
     }
 
     /** Adds the versions found and deleted in {@code name} written at one of the {@code candidates} to counts. */
-    private void sweepTransactions(TableName name, long[] candidates, long[] counts) throws IOException {
+    private void sweepTransactions(TableName name, long[] candidates, long[] counts, Durability durability)
+            throws IOException {
         long found = 0;
         long deleted = 0;
         try (Table table = manager.getConnection().getTable(name)) {
@@ -213,7 +221,7 @@ public final class AbortSweeper {
                 List<Delete> batch = new ArrayList<>();
                 try (ResultScanner scanner = table.getScanner(TransactionalScanner.acrossRegions(scan))) {
                     for (Result r : scanner) {
-                        Delete d = new Delete(r.getRow());
+                        Delete d = new Delete(r.getRow()).setDurability(durability);
                         for (Cell cell : r.rawCells()) {
                             d.addColumn(CellUtil.cloneFamily(cell), CellUtil.cloneQualifier(cell),
                                     cell.getTimestamp());
@@ -242,7 +250,8 @@ public final class AbortSweeper {
      * range's commits are listed in it), adding to counts. The range's time span bounds the scan, so region servers
      * skip every file without a version in it.
      */
-    private void sweepRange(TableName name, AbortedRange range, long[] counts) throws IOException {
+    private void sweepRange(TableName name, AbortedRange range, long[] counts, Durability durability)
+            throws IOException {
         long found = 0;
         long deleted = 0;
         try (Table table = manager.getConnection().getTable(name)) {
@@ -254,7 +263,7 @@ public final class AbortSweeper {
                     for (Cell cell : r.rawCells()) {
                         if (range.isInDoubt(cell.getTimestamp())) {
                             if (d == null) {
-                                d = new Delete(r.getRow());
+                                d = new Delete(r.getRow()).setDurability(durability);
                             }
                             d.addColumn(CellUtil.cloneFamily(cell), CellUtil.cloneQualifier(cell),
                                     cell.getTimestamp());

@@ -12,6 +12,7 @@ import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.CheckAndMutate;
 import org.apache.hadoop.hbase.client.CheckAndMutateResult;
 import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Durability;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Increment;
 import org.apache.hadoop.hbase.client.Mutation;
@@ -55,6 +56,8 @@ public class TTable implements Closeable {
     private final TableName name;
     /** The column families as of the last look at the table's descriptor (replaced whole, never mutated). */
     private volatile NavigableSet<byte[]> families;
+    /** The table's durability as of the last look at its descriptor (for the clean-up's delete markers). */
+    private volatile Durability durability = Durability.USE_DEFAULT;
     private volatile boolean closed;
     /** HBase's configured write timeouts of the connection, which the writes of a transaction only ever lower. */
     private final int operationTimeoutMillis;
@@ -91,6 +94,13 @@ public class TTable implements Closeable {
             throw clear;
         }
         requireTransactionalFamilies(descriptor);
+        Durability d = descriptor.getDurability();
+        if ((d == Durability.SKIP_WAL || d == Durability.ASYNC_WAL) && d != durability) {
+            TransactionManager.LOG.warn("table {} has DURABILITY => {}: a region server crash can lose writes it"
+                    + " acknowledged, so part of a committed transaction may be lost while the rest stays (the"
+                    + " delete markers of aborted transactions are written with SYNC_WAL all the same)", name, d);
+        }
+        durability = d;
         NavigableSet<byte[]> found = new TreeSet<>(Bytes.BYTES_COMPARATOR);
         for (ColumnFamilyDescriptor f : descriptor.getColumnFamilies()) {
             found.add(f.getName());
@@ -174,7 +184,8 @@ public class TTable implements Closeable {
 
     /** A new, empty buffer of one transaction's writes to this table. */
     TableWrites newWrites() {
-        return new TableWrites(name, connection, operationTimeoutMillis, writeRpcTimeoutMillis);
+        return new TableWrites(name, connection, operationTimeoutMillis, writeRpcTimeoutMillis,
+                TableWrites.cleanUpDurability(durability));
     }
 
     // ---- reads --------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Durability;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.util.Bytes;
@@ -44,6 +45,8 @@ final class TableWrites {
     /** HBase's configured timeouts for this connection's writes, which a cap only ever lowers. */
     private final int configuredOperationTimeoutMillis;
     private final int configuredWriteRpcTimeoutMillis;
+    /** Durability of the clean-up's delete markers ({@link #cleanUpDurability}). */
+    private final Durability cleanUpDurability;
     /** row -> family -> qualifier -> value (or {@link Tombstones#VALUE}). */
     final NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> buffered =
             new TreeMap<>(Bytes.BYTES_COMPARATOR);
@@ -52,11 +55,25 @@ final class TableWrites {
             new TreeMap<>(Bytes.BYTES_COMPARATOR);
 
     TableWrites(TableName name, Connection connection, int configuredOperationTimeoutMillis,
-                int configuredWriteRpcTimeoutMillis) {
+                int configuredWriteRpcTimeoutMillis, Durability cleanUpDurability) {
         this.name = name;
         this.connection = connection;
         this.configuredOperationTimeoutMillis = configuredOperationTimeoutMillis;
         this.configuredWriteRpcTimeoutMillis = configuredWriteRpcTimeoutMillis;
+        this.cleanUpDurability = cleanUpDurability;
+    }
+
+    /**
+     * The durability to give the delete markers of an abort's clean-up in a table whose own durability is
+     * {@code tableDurability}: SYNC_WAL when the table's would not sync them to the WAL (SKIP_WAL, ASYNC_WAL), else
+     * the table's own (never weaker than configured). The clean-up report that follows the markers lets the oracle
+     * forget the abort, and from then on a version whose marker a region server crash lost (kept only in the memstore,
+     * or in an unsynced WAL tail, while the version itself was flushed or synced earlier) reads as committed
+     * (CleanUpDurabilityTest). Used by the abort sweeper too.
+     */
+    static Durability cleanUpDurability(Durability tableDurability) {
+        return tableDurability == Durability.SKIP_WAL || tableDurability == Durability.ASYNC_WAL
+                ? Durability.SYNC_WAL : Durability.USE_DEFAULT;
     }
 
     /** HBase's configured operation timeout for these writes (0 or less: none). */
@@ -156,7 +173,7 @@ final class TableWrites {
         }
         List<Delete> deletes = new ArrayList<>(sent.size());
         for (Map.Entry<byte[], NavigableMap<byte[], NavigableSet<byte[]>>> r : sent.entrySet()) {
-            Delete d = new Delete(r.getKey());
+            Delete d = new Delete(r.getKey()).setDurability(cleanUpDurability);
             for (Map.Entry<byte[], NavigableSet<byte[]>> f : r.getValue().entrySet()) {
                 for (byte[] q : f.getValue()) {
                     d.addColumn(f.getKey(), q, version);

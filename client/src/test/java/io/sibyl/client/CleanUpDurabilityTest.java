@@ -1,0 +1,171 @@
+package io.sibyl.client;
+
+import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.client.oracle.RowIds;
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.MiniHBaseCluster;
+import org.apache.hadoop.hbase.ServerName;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.Durability;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionInfo;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.util.JVMClusterUtil.RegionServerThread;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.sibyl.client.TestSupport.CF;
+import static io.sibyl.client.TestSupport.V;
+import static io.sibyl.client.TestSupport.b;
+import static io.sibyl.client.TestSupport.put;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The delete markers of an abort's clean-up must survive a region server crash even in a table whose durability does
+ * not write or sync the WAL (SKIP_WAL, ASYNC_WAL): the clean-up report lets the oracle forget the abort, and from then
+ * on a version whose marker was lost reads as committed. The table lives alone on an extra region server, which is
+ * killed (no flush) after the oracle forgot the abort; the master reopens the region from its files and its WAL.
+ */
+@ExtendWith(MiniCluster.class)
+@Timeout(value = 150, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class CleanUpDurabilityTest {
+    private static final AtomicInteger TABLES = new AtomicInteger();
+    /** The private oracle's commit window: T_max passes every earlier writer after a few dozen commits. */
+    private static final int COMMIT_WINDOW = 64;
+
+    @Test
+    void theCleanUpOfATableThatSkipsTheWalSurvivesARegionServerCrash() throws Exception {
+        abortedVersionStaysDeletedAcrossACrash(Durability.SKIP_WAL, false);
+    }
+
+    @Test
+    void theSweepOfATableThatSkipsTheWalSurvivesARegionServerCrash() throws Exception {
+        abortedVersionStaysDeletedAcrossACrash(Durability.SKIP_WAL, true);
+    }
+
+    /**
+     * A committed version and an aborted one above it, both flushed; the aborted one is deleted and reported (by its
+     * client's rollback, or by the abort sweeper as a dead client's) and the oracle forgets it; then the region
+     * server dies and T_max passes the aborted writer.
+     */
+    private static void abortedVersionStaysDeletedAcrossACrash(Durability durability, boolean bySweeper)
+            throws Exception {
+        MiniCluster c = MiniCluster.get();
+        MiniHBaseCluster hbase = c.util().getMiniHBaseCluster();
+        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 12, COMMIT_WINDOW, 1 << 10));
+             Admin admin = c.connection().getAdmin()) {
+            boolean balancerWasOn = admin.balancerSwitch(false, true);
+            ServerName original = hbase.getServerHoldingMeta();
+            RegionServerThread extra = hbase.startRegionServer();
+            ServerName doomed = extra.getRegionServer().getServerName();
+            boolean killed = false;
+            try {
+                TableName name = TableName.valueOf("cleanupdurability_" + TABLES.incrementAndGet());
+                admin.createTable(TableDescriptorBuilder.newBuilder(name).setColumnFamily(TTable.familyDescriptor(CF))
+                        .setDurability(durability).build());
+                await(name + " to open on " + doomed, () -> {
+                    for (RegionInfo r : admin.getRegions(name)) {
+                        if (!admin.getRegions(doomed).contains(r)) {
+                            admin.move(r.getEncodedNameAsBytes(), doomed);
+                        }
+                    }
+                    return admin.getRegions(doomed).containsAll(admin.getRegions(name));
+                });
+                Configuration conf = c.configuration();
+                conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port());
+                conf.set(TransactionManager.WRITE_BUFFER_BYTES, "0"); // writes reach HBase before commit
+                conf.set("hbase.client.pause", "100");
+                try (TransactionManager tm = TransactionManager.create(conf);
+                     TTable t = new TTable(tm.getConnection(), name);
+                     OracleClient bare = OracleClient.connect("127.0.0.1", oracle.port())) {
+                    Transaction first = tm.begin();
+                    put(t, first, "row", "committed");
+                    tm.commit(first);
+                    long ts;
+                    if (bySweeper) { // a client that died after its write: the oracle aborts it, nobody cleans up
+                        ts = bare.begin().get(5, TimeUnit.SECONDS);
+                        try (Table raw = c.raw(name)) {
+                            raw.put(new Put(b("row")).addColumn(CF, V, ts, b("aborted")));
+                        }
+                        admin.flush(name); // both versions in a store file: durable without the WAL
+                        bare.abort(ts).get(5, TimeUnit.SECONDS);
+                        AbortSweeper.Report r = new AbortSweeper(tm, Set.of(name), Set.of(), 0, false).sweep();
+                        assertEquals(1, r.reportedCleanedUp(), r.toString());
+                    } else {
+                        Transaction aborted = tm.begin();
+                        put(t, aborted, "row", "aborted");
+                        admin.flush(name); // both versions in a store file: durable without the WAL
+                        tm.rollback(aborted); // the clean-up: a delete marker (in the memstore), then CLEANED_UP
+                        ts = aborted.getStartTimestamp();
+                    }
+                    assertEquals(List.of(first.getStartTimestamp()), versions(c, name), "the marker hides it");
+                    await("the oracle to forget aborted transaction " + ts, () -> {
+                        try (OracleClient fresh = OracleClient.connect("127.0.0.1", oracle.port())) {
+                            return !fresh.replica().isAborted(ts);
+                        }
+                    });
+
+                    hbase.killRegionServer(doomed); // no flush: the memstore is lost, the WAL is replayed
+                    killed = true;
+                    await(name + " to reopen on " + original,
+                            () -> admin.getRegions(original).containsAll(admin.getRegions(name)));
+
+                    for (int i = 0; i < 2 * COMMIT_WINDOW; i++) { // T_max passes the aborted writer
+                        long s = bare.begin().get(5, TimeUnit.SECONDS);
+                        bare.commit(s, new long[] {RowIds.of("elsewhere", b("r" + i))}).get(5, TimeUnit.SECONDS);
+                    }
+                    Transaction reader = tm.begin();
+                    assertTrue(reader.getStartTimestamp() > ts);
+                    assertEquals("committed", TestSupport.get(t, reader, "row"),
+                            "a forgotten abort must not read as committed");
+                    tm.commit(reader);
+                    assertEquals(List.of(first.getStartTimestamp()), versions(c, name),
+                            "the aborted version stays deleted after the crash");
+                }
+            } finally {
+                if (!killed) {
+                    hbase.killRegionServer(doomed);
+                }
+                extra.join(30_000);
+                await("the master to finish recovering " + doomed,
+                        () -> !hbase.getMaster().getServerManager().areDeadServersInProgress());
+                admin.balancerSwitch(balancerWasOn, true);
+            }
+        }
+    }
+
+    /** The versions HBase returns for row/cf:v (delete markers applied), newest first. */
+    private static List<Long> versions(MiniCluster c, TableName name) throws Exception {
+        try (Table raw = c.raw(name)) {
+            return raw.get(new Get(b("row")).addColumn(CF, V).readAllVersions()).listCells().stream()
+                    .map(cell -> cell.getTimestamp()).toList();
+        }
+    }
+
+    private interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    private static void await(String what, Condition condition) throws Exception {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!condition.holds()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(100);
+        }
+    }
+}
