@@ -5,8 +5,10 @@ import io.sibyl.client.Transaction;
 import io.sibyl.client.TransactionManager;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.RowIds;
+import io.sibyl.oracle.InMemoryJournal;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.OracleState;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.CoprocessorDescriptorBuilder;
@@ -350,6 +352,34 @@ class GcCompactionTest {
         assertEquals(2, versions(table).size(), "versions far above every oracle timestamp are unknown: kept");
         try (Table t = cluster.connection().getTable(table)) {
             assertArrayEquals(Bytes.toBytes("b"), t.get(new Get(ROW)).getValue(F, Q));
+        }
+    }
+
+    /**
+     * The oracle's timestamps are a counter (two per writing transaction), so a busy oracle passes the wall-clock
+     * milliseconds plain HBase writes carry (about 1.8e12 in 2026) within months: from then on such cells are below
+     * T_max and count as committed long ago, and the collector shadows their older versions like any other
+     * (docs/gc.md, "Installing it on a region server"). Here an oracle that continues at a clock an hour of
+     * milliseconds ahead of the wall clock stands for one that got there.
+     */
+    @Test
+    void wallClockCellsCountAsTransactionalOnceTheOracleClockHasPassedTheWallClock() throws Exception {
+        long ahead = System.currentTimeMillis() + 3_600_000L;
+        OracleConfig config = OracleConfig.defaults().withPort(0).withCapacities(1 << 12, GcCluster.COMMIT_WINDOW,
+                1 << 10).withReaderGrace(200);
+        try (OracleServer busy = OracleServer.start(config, new InMemoryJournal(), new OracleState(config, ahead,
+                ahead, new long[0], new long[0], new long[0], List.of()))) {
+            TableName table = cluster.createTable("wallclockpassed", CoprocessorDescriptorBuilder
+                    .newBuilder(SibylGcCoprocessor.class.getName())
+                    .setProperties(Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + busy.port()))
+                    .build());
+            try (Table t = cluster.connection().getTable(table)) {
+                t.put(new Put(ROW).addColumn(F, Q, Bytes.toBytes("a")));
+                Thread.sleep(2);
+                t.put(new Put(ROW).addColumn(F, Q, Bytes.toBytes("b")));
+            }
+            Thread.sleep(500); // the recovered oracle's hold of the watermark at 0 (its reader grace) is over
+            awaitCollected(table, versions(table).subList(0, 1));
         }
     }
 
