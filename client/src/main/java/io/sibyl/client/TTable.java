@@ -56,6 +56,8 @@ public class TTable implements Closeable {
     private final TableName name;
     /** The column families as of the last look at the table's descriptor (replaced whole, never mutated). */
     private volatile NavigableSet<byte[]> families;
+    /** Tables (with their durability) already warned about, so that opening one often logs once. */
+    private static final java.util.Set<String> WARNED_DURABILITY = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** The table's durability as of the last look at its descriptor (for the clean-up's delete markers). */
     private volatile Durability durability = Durability.USE_DEFAULT;
     private volatile boolean closed;
@@ -95,7 +97,7 @@ public class TTable implements Closeable {
         }
         requireTransactionalFamilies(descriptor);
         Durability d = descriptor.getDurability();
-        if ((d == Durability.SKIP_WAL || d == Durability.ASYNC_WAL) && d != durability) {
+        if ((d == Durability.SKIP_WAL || d == Durability.ASYNC_WAL) && WARNED_DURABILITY.add(name + "=" + d)) {
             TransactionManager.LOG.warn("table {} has DURABILITY => {}: a region server crash can lose writes it"
                     + " acknowledged, so part of a committed transaction may be lost while the rest stays (the"
                     + " delete markers of aborted transactions are written with SYNC_WAL all the same)", name, d);

@@ -65,15 +65,15 @@ final class TableWrites {
 
     /**
      * The durability to give the delete markers of an abort's clean-up in a table whose own durability is
-     * {@code tableDurability}: SYNC_WAL when the table's would not sync them to the WAL (SKIP_WAL, ASYNC_WAL), else
-     * the table's own (never weaker than configured). The clean-up report that follows the markers lets the oracle
-     * forget the abort, and from then on a version whose marker a region server crash lost (kept only in the memstore,
-     * or in an unsynced WAL tail, while the version itself was flushed or synced earlier) reads as committed
-     * (CleanUpDurabilityTest). Used by the abort sweeper too.
+     * {@code tableDurability}: synced to the WAL whatever the table says (SKIP_WAL, ASYNC_WAL), as a table of the
+     * default durability syncs them, or the table's own FSYNC_WAL. The clean-up report that follows the markers lets
+     * the oracle forget the abort, and from then on a version whose marker a region server crash lost (kept only in
+     * the memstore, or in an unsynced WAL tail, while the version itself was flushed or synced earlier) reads as
+     * committed (CleanUpDurabilityTest). SYNC_WAL rather than the table's default unless that is FSYNC_WAL, so that a
+     * table altered to SKIP_WAL or ASYNC_WAL after it was looked at is covered too. Used by the abort sweeper too.
      */
     static Durability cleanUpDurability(Durability tableDurability) {
-        return tableDurability == Durability.SKIP_WAL || tableDurability == Durability.ASYNC_WAL
-                ? Durability.SYNC_WAL : Durability.USE_DEFAULT;
+        return tableDurability == Durability.FSYNC_WAL ? Durability.USE_DEFAULT : Durability.SYNC_WAL;
     }
 
     /** HBase's configured operation timeout for these writes (0 or less: none). */
