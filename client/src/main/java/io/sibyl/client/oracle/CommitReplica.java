@@ -67,6 +67,8 @@ public final class CommitReplica implements DecisionVisitor {
     /** Largest {@link #fifoSize} since the last shrink check. */
     private int fifoPeak;
     private int appliesUntilShrinkCheck = SHRINK_CHECK_INTERVAL;
+    /** Highest commit timestamp applied; written only by the applying thread, read under the sequence lock. */
+    private long highestCommit;
     /** Aborted ranges, replaced as a whole (by the applying thread) when a block brings a new one. */
     private volatile Ranges ranges;
 
@@ -259,6 +261,21 @@ public final class CommitReplica implements DecisionVisitor {
         }
     }
 
+    /** The highest commit timestamp this replica applied, or 0 (any thread). */
+    public long highestCommitApplied() {
+        for (int spins = 0; ; spins++) {
+            int before = version;
+            if ((before & 1) == 0) {
+                long h = highestCommit;
+                VarHandle.loadLoadFence();
+                if (version == before) {
+                    return h;
+                }
+            }
+            backOff(spins);
+        }
+    }
+
     /** The aborted transactions this replica knows that started below {@code bound}, ascending (any thread). */
     public long[] abortedBelow(long bound) {
         for (int spins = 0; ; spins++) {
@@ -320,6 +337,9 @@ public final class CommitReplica implements DecisionVisitor {
 
     @Override
     public void onCommit(long startTs, long commitTs) {
+        if (commitTs > highestCommit) {
+            highestCommit = commitTs;
+        }
         if (commits.putIfAbsent(startTs, commitTs)) {
             int capacity = fifo.length;
             if (fifoSize == capacity) {

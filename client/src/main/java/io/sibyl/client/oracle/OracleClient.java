@@ -66,6 +66,8 @@ public final class OracleClient implements AutoCloseable {
     private volatile String closedReason;
     private volatile long deltaBytes;
     private volatile long startReplies;
+    /** Highest start or commit timestamp in a reply on this connection (written by its I/O thread). */
+    private volatile long highestReplyTimestamp;
     /** When the last frame arrived: the oracle sends one at least every second while the connection lives. */
     private volatile long lastHeardNanos = System.nanoTime();
     /**
@@ -147,6 +149,20 @@ public final class OracleClient implements AutoCloseable {
     /** The local replica of commit metadata. */
     public CommitReplica replica() {
         return replica;
+    }
+
+    /**
+     * The highest timestamp this connection saw its oracle hand out: start and commit timestamps of replies, commits
+     * in its metadata, T_max, and the oracle's clock at the handshake; 0 before the handshake. An oracle that keeps
+     * its decisions (its journal) starts above all of them after a restart or takeover.
+     */
+    public long highestTimestampSeen() {
+        long h = highestReplyTimestamp;
+        CommitReplica r = replica;
+        if (r != null) {
+            h = Math.max(h, Math.max(r.tInit() - 1, Math.max(r.tMax(), r.highestCommitApplied())));
+        }
+        return h;
     }
 
     /** Asks for a start timestamp. The transaction counts as a running local reader until it finishes. */
@@ -482,6 +498,9 @@ public final class OracleClient implements AutoCloseable {
                         }
                         if (type == Wire.STARTED && r != null) {
                             r.registerReader(value);
+                        }
+                        if ((type == Wire.STARTED || type == Wire.COMMITTED) && value > highestReplyTimestamp) {
+                            highestReplyTimestamp = value;
                         }
                         add(type, id, value);
                     }

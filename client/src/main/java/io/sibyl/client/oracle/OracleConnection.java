@@ -87,14 +87,34 @@ public final class OracleConnection implements AutoCloseable {
         long start = System.nanoTime();
         long deadline = start + failoverTimeoutMillis * 1_000_000L;
         String lastError = "no oracle was named";
+        // Every timestamp an oracle that kept its journal hands out is above every one handed out before (recovery
+        // restarts its clock at the highest reservation). One that hands out this connection's timestamps again lost
+        // its decisions (an in-memory oracle restarted, a wiped journal): its transactions would overwrite committed
+        // versions in HBase and their clean-ups delete them, the garbage collector would remove committed versions at
+        // the timestamps of its aborts, and aborted versions it forgot would read as committed. Refuse it.
+        long handedOut = lost == null ? 0 : lost.highestTimestampSeen();
         try {
             while (true) {
                 long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000L);
                 LeaderRecord leader = locator.leader(left);
                 if (leader != null) {
+                    OracleClient c = null;
                     try {
-                        OracleClient c = OracleClient.connect(leader.host(), leader.port(),
+                        c = OracleClient.connect(leader.host(), leader.port(),
                                 Math.min(MAX_ATTEMPT_MILLIS, Math.max(100, left)));
+                    } catch (OracleUnavailableException e) {
+                        lastError = e.getMessage();
+                    }
+                    if (c != null && c.replica().tInit() <= handedOut) {
+                        long next = c.replica().tInit();
+                        c.close();
+                        throw new OracleUnavailableException("the status oracle at " + leader.address() + " hands out"
+                                + " timestamps from " + next + " on, but the oracle before it handed out timestamps up to "
+                                + handedOut + ": it lost its decisions (an in-memory journal restarted, or a wiped"
+                                + " journal), and reusing those timestamps would overwrite and delete committed data in"
+                                + " HBase; refused (docs/operations.md)");
+                    }
+                    if (c != null) {
                         if (lost != null) {
                             lost.close();
                             reconnects++;
@@ -104,8 +124,6 @@ public final class OracleConnection implements AutoCloseable {
                         currentEpoch = leader.epoch();
                         current = c;
                         return c;
-                    } catch (OracleUnavailableException e) {
-                        lastError = e.getMessage();
                     }
                 }
                 if (System.nanoTime() >= deadline || closed) {
