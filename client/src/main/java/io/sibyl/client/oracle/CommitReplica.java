@@ -67,8 +67,11 @@ public final class CommitReplica implements DecisionVisitor {
     /** Largest {@link #fifoSize} since the last shrink check. */
     private int fifoPeak;
     private int appliesUntilShrinkCheck = SHRINK_CHECK_INTERVAL;
-    /** Highest commit timestamp applied; written only by the applying thread, read under the sequence lock. */
-    private long highestCommit;
+    /**
+     * Highest timestamp in the decisions applied (commit timestamps, aborted start timestamps, ends of aborted ranges);
+     * written only by the applying thread, read under the sequence lock.
+     */
+    private long highestDecided;
     /** Aborted ranges, replaced as a whole (by the applying thread) when a block brings a new one. */
     private volatile Ranges ranges;
 
@@ -261,12 +264,15 @@ public final class CommitReplica implements DecisionVisitor {
         }
     }
 
-    /** The highest commit timestamp this replica applied, or 0 (any thread). */
-    public long highestCommitApplied() {
+    /**
+     * The highest timestamp in the decisions this replica applied (commit timestamps, aborted start timestamps, ends
+     * of aborted ranges), or 0 (any thread).
+     */
+    public long highestTimestampApplied() {
         for (int spins = 0; ; spins++) {
             int before = version;
             if ((before & 1) == 0) {
-                long h = highestCommit;
+                long h = highestDecided;
                 VarHandle.loadLoadFence();
                 if (version == before) {
                     return h;
@@ -337,8 +343,8 @@ public final class CommitReplica implements DecisionVisitor {
 
     @Override
     public void onCommit(long startTs, long commitTs) {
-        if (commitTs > highestCommit) {
-            highestCommit = commitTs;
+        if (commitTs > highestDecided) {
+            highestDecided = commitTs;
         }
         if (commits.putIfAbsent(startTs, commitTs)) {
             int capacity = fifo.length;
@@ -357,6 +363,9 @@ public final class CommitReplica implements DecisionVisitor {
     @Override
     public void onAbort(long startTs) {
         aborted.add(startTs);
+        if (startTs > highestDecided) {
+            highestDecided = startTs;
+        }
     }
 
     @Override
@@ -371,6 +380,9 @@ public final class CommitReplica implements DecisionVisitor {
      */
     @Override
     public void onAbortRange(long from, long to) {
+        if (to > highestDecided) {
+            highestDecided = to;
+        }
         Ranges current = ranges;
         for (AbortedRange r : current.items) {
             if (r.from() == from && r.to() == to) {

@@ -153,14 +153,14 @@ public final class OracleClient implements AutoCloseable {
 
     /**
      * The highest timestamp this connection saw its oracle hand out: start and commit timestamps of replies, commits
-     * in its metadata, T_max, and the oracle's clock at the handshake; 0 before the handshake. An oracle that keeps
+     * and aborts in its metadata, T_max, and the oracle's clock at the handshake; 0 before the handshake. An oracle that keeps
      * its decisions (its journal) starts above all of them after a restart or takeover.
      */
     public long highestTimestampSeen() {
         long h = highestReplyTimestamp;
         CommitReplica r = replica;
         if (r != null) {
-            h = Math.max(h, Math.max(r.tInit() - 1, Math.max(r.tMax(), r.highestCommitApplied())));
+            h = Math.max(h, Math.max(r.tInit() - 1, Math.max(r.tMax(), r.highestTimestampApplied())));
         }
         return h;
     }
