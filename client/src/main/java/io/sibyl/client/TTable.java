@@ -7,6 +7,7 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.TableNotFoundException;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionConfiguration;
 import org.apache.hadoop.hbase.client.Consistency;
 import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.CheckAndMutate;
@@ -64,6 +65,8 @@ public class TTable implements Closeable {
     /** HBase's configured write timeouts of the connection, which the writes of a transaction only ever lower. */
     private final int operationTimeoutMillis;
     private final int writeRpcTimeoutMillis;
+    /** HBase's client-side limit on one cell's size ({@code hbase.client.keyvalue.maxsize}; 0 or less: none). */
+    private final int maxCellSize;
 
     /**
      * Opens the transactional view of {@code tableName}.
@@ -77,6 +80,8 @@ public class TTable implements Closeable {
         this.name = tableName;
         this.operationTimeoutMillis = TableWrites.configuredOperationTimeoutMillis(connection.getConfiguration());
         this.writeRpcTimeoutMillis = TableWrites.configuredWriteRpcTimeoutMillis(connection.getConfiguration());
+        this.maxCellSize = connection.getConfiguration().getInt(ConnectionConfiguration.MAX_KEYVALUE_SIZE_KEY,
+                ConnectionConfiguration.MAX_KEYVALUE_SIZE_DEFAULT);
         this.families = readFamilies();
     }
 
@@ -665,6 +670,13 @@ public class TTable implements Closeable {
                 if (Tombstones.isTombstone(c)) {
                     throw new IllegalArgumentException("the value written to row " + Bytes.toStringBinary(p.getRow())
                             + " is Sibyl's reserved delete marker (docs/data-model.md) and cannot be stored");
+                }
+                // Table.put refuses such a cell before sending anything. Buffered, it would only reach HBase at a
+                // later flush or the commit, failing the whole transaction for a put the caller saw accepted.
+                if (maxCellSize > 0 && c.getSerializedSize() > maxCellSize) {
+                    throw new IllegalArgumentException("KeyValue size too large: a cell of row "
+                            + Bytes.toStringBinary(p.getRow()) + " takes " + c.getSerializedSize() + " bytes, over"
+                            + " hbase.client.keyvalue.maxsize (" + maxCellSize + ")");
                 }
             }
         }

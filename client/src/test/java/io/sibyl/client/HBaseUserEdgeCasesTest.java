@@ -1,0 +1,76 @@
+package io.sibyl.client;
+
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RowMutations;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+
+import static io.sibyl.client.TestSupport.CF;
+import static io.sibyl.client.TestSupport.V;
+import static io.sibyl.client.TestSupport.b;
+import static io.sibyl.client.TestSupport.get;
+import static io.sibyl.client.TestSupport.put;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Edge cases an HBase user tries on a {@link TTable}, compared with what a plain {@code Table} does: where HBase
+ * refuses an operation at once and leaves the table as it was, the transaction refuses it at once and carries on.
+ */
+@ExtendWith(MiniCluster.class)
+class HBaseUserEdgeCasesTest {
+    /** HBase's client-side cell size limit ({@code hbase.client.keyvalue.maxsize}), small to keep the test light. */
+    private static final int MAX_CELL = 64 * 1024;
+    private static TransactionManager tm;
+
+    @BeforeAll
+    static void setUp() throws IOException {
+        tm = MiniCluster.get().manager(Map.of("hbase.client.keyvalue.maxsize", Integer.toString(MAX_CELL)));
+    }
+
+    @AfterAll
+    static void close() {
+        tm.close();
+    }
+
+    private static TTable table(String prefix, String... families) throws IOException {
+        MiniCluster c = MiniCluster.get();
+        return new TTable(tm.getConnection(), c.createTable(prefix, families));
+    }
+
+    /**
+     * {@code Table.put} of a cell over {@code hbase.client.keyvalue.maxsize} throws IllegalArgumentException before
+     * anything is sent. A buffered put must do the same when it is made, not fail the transaction's commit later (or
+     * make it roll-back-only at the next flush) for a put the caller already saw refused.
+     */
+    @Test
+    void aCellOverHBasesSizeLimitIsRefusedAtThePutAndTheTransactionCarriesOn() throws Exception {
+        try (TTable t = table("bigcell", "cf")) {
+            Transaction tx = tm.begin();
+            put(t, tx, "small", "kept");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> t.put(tx, new Put(b("big")).addColumn(CF, V, new byte[MAX_CELL + 1])));
+            assertTrue(e.getMessage().contains("KeyValue size too large"), e.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> t.mutateRow(tx, RowMutations.of(List.of(
+                    new Put(b("big")).addColumn(CF, b("w"), b("fine")),
+                    new Put(b("big")).addColumn(CF, V, new byte[MAX_CELL + 1])))));
+            assertEquals("kept", get(t, tx, "small"), "the transaction is still usable");
+            assertTrue(t.get(tx, new Get(b("big"))).isEmpty(), "nothing of the refused puts was buffered");
+            put(t, tx, "after", "also kept");
+            tm.commit(tx);
+            Transaction r = tm.begin();
+            assertEquals("kept", get(t, r, "small"));
+            assertEquals("also kept", get(t, r, "after"));
+            assertTrue(t.get(r, new Get(b("big"))).isEmpty());
+            tm.commit(r);
+        }
+    }
+}
