@@ -25,6 +25,7 @@ import org.apache.hadoop.hbase.client.RowMutations;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptor;
+import org.apache.hadoop.hbase.filter.IncompatibleFilterException;
 import org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException;
 import org.apache.hadoop.hbase.util.Bytes;
 
@@ -307,6 +308,12 @@ public class TTable implements Closeable {
         if (scan.isRaw()) {
             throw new IllegalArgumentException("raw scans would show uncommitted and deleted versions: use a plain"
                     + " Table for raw access");
+        }
+        if (scan.getBatch() > 0 && scan.hasFilter() && scan.getFilter().hasFilterRow()) {
+            // As HBase: Scan.setBatch refuses such a filter, and a region server refuses a scan given it after the
+            // batch (after its retries). A row cut into batches cannot be judged as a whole.
+            throw new IncompatibleFilterException("Cannot set batch on a scan using a filter that returns true for"
+                    + " filter.hasFilterRow (" + scan.getFilter() + "): drop setBatch or the filter");
         }
         for (byte[] f : scan.getFamilyMap().keySet()) {
             checkFamily(f);

@@ -1,14 +1,24 @@
 package io.sibyl.client;
 
+import org.apache.hadoop.hbase.CompareOperator;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.RowMutations;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.filter.FilterList;
+import org.apache.hadoop.hbase.filter.IncompatibleFilterException;
+import org.apache.hadoop.hbase.filter.KeyOnlyFilter;
+import org.apache.hadoop.hbase.filter.PageFilter;
+import org.apache.hadoop.hbase.filter.SingleColumnValueFilter;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -72,5 +82,41 @@ class HBaseUserEdgeCasesTest {
             assertTrue(t.get(r, new Get(b("big"))).isEmpty());
             tm.commit(r);
         }
+    }
+
+    /**
+     * HBase cannot cut a row into batches when its filter decides on the whole row ({@code hasFilterRow}: a
+     * SingleColumnValueFilter, PageFilter, ...): {@code Scan.setBatch} refuses such a filter, and a scan given the
+     * filter after the batch is refused by the region server. The transactional scan must not return partial rows
+     * that the filter judged as a whole.
+     */
+    @Test
+    void aBatchedScanWithAFilterThatJudgesWholeRowsIsRefusedAsHBaseRefusesIt() throws Exception {
+        try (TTable t = table("batchrowfilter", "cf")) {
+            Transaction tx = tm.begin();
+            Put wide = new Put(b("wide"));
+            for (int i = 0; i < 5; i++) {
+                wide.addColumn(CF, b("c" + i), b("v" + i));
+            }
+            t.put(tx, wide);
+            SingleColumnValueFilter scvf = new SingleColumnValueFilter(CF, b("c1"), CompareOperator.EQUAL, b("v1"));
+            assertThrows(IncompatibleFilterException.class,
+                    () -> t.getScanner(tx, new Scan().setBatch(2).setFilter(scvf)).close());
+            assertThrows(IncompatibleFilterException.class, () -> t.getScanner(tx, new Scan().setBatch(2)
+                    .setFilter(new FilterList(new KeyOnlyFilter(), new PageFilter(1)))).close());
+            // A filter that judges cell by cell batches as before.
+            try (ResultScanner s = t.getScanner(tx, new Scan().setBatch(2).setFilter(new KeyOnlyFilter()))) {
+                assertEquals(List.of(2, 2, 1), sizes(s));
+            }
+            tm.commit(tx);
+        }
+    }
+
+    private static List<Integer> sizes(ResultScanner s) throws IOException {
+        List<Integer> out = new ArrayList<>();
+        for (Result r : s) {
+            out.add(r.size());
+        }
+        return out;
     }
 }
