@@ -27,6 +27,7 @@ import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.filter.IncompatibleFilterException;
 import org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException;
+import org.apache.hadoop.hbase.security.visibility.VisibilityConstants;
 import org.apache.hadoop.hbase.util.Bytes;
 
 import java.io.Closeable;
@@ -665,6 +666,7 @@ public class TTable implements Closeable {
         if (p.getTimestamp() != HConstants.LATEST_TIMESTAMP) {
             throw userTimestamp("Put", p.getRow());
         }
+        refuseCellAttributes(p);
         for (Map.Entry<byte[], List<Cell>> f : p.getFamilyCellMap().entrySet()) {
             checkFamily(f.getKey());
             for (Cell c : f.getValue()) {
@@ -693,6 +695,7 @@ public class TTable implements Closeable {
         if (d.getTimestamp() != HConstants.LATEST_TIMESTAMP) {
             throw userTimestamp("Delete", d.getRow());
         }
+        refuseCellAttributes(d);
         for (Map.Entry<byte[], List<Cell>> f : d.getFamilyCellMap().entrySet()) {
             checkFamily(f.getKey());
             for (Cell c : f.getValue()) {
@@ -721,6 +724,7 @@ public class TTable implements Closeable {
 
     private void validateReadModifyWrite(Mutation m) throws IOException {
         ReadModifyWrite.validate(m);
+        refuseCellAttributes(m);
         for (byte[] f : m.getFamilyCellMap().keySet()) {
             checkFamily(f);
         }
@@ -745,6 +749,30 @@ public class TTable implements Closeable {
                 throw new IllegalArgumentException("a CheckAndMutate's action must be a Put, Delete, Increment, Append"
                         + " or RowMutations, not " + (part == null ? "null" : part.getClass().getSimpleName()));
             }
+        }
+    }
+
+    /**
+     * Refuses what a transactional write cannot carry and plain HBase would store with the cells: a cell TTL (cell
+     * versions are transaction timestamps, not wall-clock time, so HBase would expire them at the wrong time), a
+     * cell ACL and a visibility label (the buffered cells are sent as new puts without them, which would leave the
+     * data readable by everyone). Durability and other attributes are not part of the data and are just not carried.
+     */
+    private static void refuseCellAttributes(Mutation m) {
+        String what = null;
+        if (m.getTTL() != Long.MAX_VALUE) {
+            what = "a cell TTL (setTTL) is not supported: cell versions are transaction timestamps, not wall-clock"
+                    + " time; delete expired data in a transaction instead";
+        } else if (m.getACL() != null) {
+            what = "a cell ACL (setACL) is not supported: grant permissions on the table, family or namespace"
+                    + " instead";
+        } else if (m.getAttribute(VisibilityConstants.VISIBILITY_LABELS_ATTR_KEY) != null) {
+            what = "a visibility label (setCellVisibility) is not supported: keep data of different visibility in"
+                    + " different tables or families, with permissions on them";
+        }
+        if (what != null) {
+            throw new IllegalArgumentException("in a transactional " + m.getClass().getSimpleName() + " (row "
+                    + Bytes.toStringBinary(m.getRow()) + "), " + what);
         }
     }
 

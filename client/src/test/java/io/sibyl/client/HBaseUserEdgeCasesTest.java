@@ -1,7 +1,13 @@
 package io.sibyl.client;
 
 import org.apache.hadoop.hbase.CompareOperator;
+import org.apache.hadoop.hbase.client.Append;
+import org.apache.hadoop.hbase.client.CheckAndMutate;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Durability;
 import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Increment;
+import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -12,6 +18,8 @@ import org.apache.hadoop.hbase.filter.IncompatibleFilterException;
 import org.apache.hadoop.hbase.filter.KeyOnlyFilter;
 import org.apache.hadoop.hbase.filter.PageFilter;
 import org.apache.hadoop.hbase.filter.SingleColumnValueFilter;
+import org.apache.hadoop.hbase.security.access.Permission;
+import org.apache.hadoop.hbase.security.visibility.CellVisibility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -109,6 +117,43 @@ class HBaseUserEdgeCasesTest {
                 assertEquals(List.of(2, 2, 1), sizes(s));
             }
             tm.commit(tx);
+        }
+    }
+
+    /**
+     * A cell TTL, a cell ACL or a visibility label changes what plain HBase stores and who can read it. A transactional
+     * write cannot carry them (cell versions are transaction timestamps, not wall-clock time, and the buffered writes
+     * are sent as new puts), so they must be refused, not dropped: a dropped ACL or label would leave the cell readable
+     * by everyone, a dropped TTL keep it for ever.
+     */
+    @Test
+    void cellTtlAclAndVisibilityLabelsAreRefusedInsteadOfSilentlyDropped() throws Exception {
+        try (TTable t = table("cellattrs", "cf")) {
+            Transaction tx = tm.begin();
+            List<Mutation> refused = List.of(
+                    new Put(b("r")).addColumn(CF, V, b("x")).setTTL(1000),
+                    new Put(b("r")).addColumn(CF, V, b("x")).setACL("bob", new Permission(Permission.Action.READ)),
+                    new Put(b("r")).addColumn(CF, V, b("x")).setCellVisibility(new CellVisibility("secret")),
+                    new Delete(b("r")).setCellVisibility(new CellVisibility("secret")),
+                    new Increment(b("r")).addColumn(CF, b("n"), 1).setTTL(1000),
+                    new Append(b("r")).addColumn(CF, b("s"), b("x")).setACL("bob",
+                            new Permission(Permission.Action.READ)));
+            for (Mutation m : refused) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> t.batch(tx, List.of(m)), m.toString());
+                assertTrue(e.getMessage().contains("not supported"), e.getMessage());
+            }
+            assertThrows(IllegalArgumentException.class,
+                    () -> t.put(tx, new Put(b("r")).addColumn(CF, V, b("x")).setTTL(1000)));
+            assertThrows(IllegalArgumentException.class, () -> t.checkAndMutate(tx, CheckAndMutate.newBuilder(b("r"))
+                    .ifNotExists(CF, V).build(new Put(b("r")).addColumn(CF, V, b("x")).setTTL(1000))));
+            assertTrue(tx.isReadOnly(), "nothing of the refused writes joined the transaction");
+            // Durability is not a property of the data: a put asking for one is accepted (sent with the table's).
+            t.put(tx, new Put(b("r")).addColumn(CF, V, b("kept")).setDurability(Durability.SKIP_WAL));
+            tm.commit(tx);
+            Transaction r = tm.begin();
+            assertEquals("kept", get(t, r, "r"));
+            tm.commit(r);
         }
     }
 
