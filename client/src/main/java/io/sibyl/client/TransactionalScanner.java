@@ -1,6 +1,8 @@
 package io.sibyl.client;
 
 import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.HConstants;
+import org.apache.hadoop.hbase.PrivateCellUtil;
 import org.apache.hadoop.hbase.client.IsolationLevel;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -12,6 +14,8 @@ import org.apache.hadoop.hbase.util.Bytes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
@@ -44,6 +48,13 @@ final class TransactionalScanner implements ResultScanner {
     private final boolean reversed;
     private final int limit;
     private final int batch;
+    /**
+     * With {@code setAllowPartialResults(true)}, the size at which HBase ends a piece of a row (the scan's
+     * {@code maxResultSize}, else the connection's default); 0 when rows come back whole. {@link #pieceBytes}: bytes
+     * of the cells queued since a piece last reached it (a region server's budget spans rows within one call).
+     */
+    private final long partialSize;
+    private long pieceBytes;
     private final Iterator<Map.Entry<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>>> buffered;
     private Map.Entry<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> nextBuffered;
     private Result nextRaw;
@@ -59,6 +70,13 @@ final class TransactionalScanner implements ResultScanner {
         this.reversed = userScan.isReversed();
         this.limit = userScan.getLimit();
         this.batch = userScan.getBatch();
+        // A region server cuts rows at the size limit only when the filter does not judge whole rows; then the client
+        // hands the pieces over as they are, if the scan allows partial results (else it stitches them together).
+        boolean wholeRows = !userScan.getAllowPartialResults()
+                || (userScan.getFilter() != null && userScan.getFilter().hasFilterRow());
+        this.partialSize = wholeRows ? 0 : userScan.getMaxResultSize() > 0 ? userScan.getMaxResultSize()
+                : t.connection().getConfiguration().getLong(HConstants.HBASE_CLIENT_SCANNER_MAX_RESULT_SIZE_KEY,
+                        HConstants.DEFAULT_HBASE_CLIENT_SCANNER_MAX_RESULT_SIZE);
         int nv = tx.manager().settings().readVersions();
         this.filter = new ClientSideFilter(userScan.getFilter(), userScan.getMaxResultsPerColumnFamily(),
                 userScan.getRowOffsetPerColumnFamily(), reversed);
@@ -179,9 +197,8 @@ final class TransactionalScanner implements ResultScanner {
             if (b != null) {
                 nextBuffered = null;
             }
-            if (b == null && filter.isPassThrough() && (batch <= 0 || r.size() <= batch)
-                    && reader.isAlreadySnapshot(r)) {
-                ready.add(r); // fast path: HBase's own result is the snapshot
+            if (b == null && filter.isPassThrough() && reader.isAlreadySnapshot(r)) {
+                queue(r, Arrays.asList(r.rawCells())); // fast path: HBase's own result is the snapshot
                 rowsReturned++;
                 if (limit > 0 && rowsReturned >= limit) {
                     done = true;
@@ -207,16 +224,42 @@ final class TransactionalScanner implements ResultScanner {
             return;
         }
         rowsReturned++;
-        if (batch > 0 && out.size() > batch) {
-            for (int i = 0; i < out.size(); i += batch) {
-                int end = Math.min(out.size(), i + batch);
-                ready.add(Result.create(out.subList(i, end), null, false, end < out.size()));
-            }
-        } else {
-            ready.add(Result.create(out));
-        }
+        queue(null, out);
         if (limit > 0 && rowsReturned >= limit) {
             done = true;
+        }
+    }
+
+    /**
+     * Queues one row ({@code whole}, if not null, holds exactly {@code cells}), cut into pieces as HBase cuts it: a
+     * piece ends after {@code batch} cells, or, with partial results allowed, with the cell that brings the bytes
+     * since the last full piece to the size limit (HBase also counts heap size, so its pieces can be smaller when the
+     * limit is larger than a cell). Every piece but the last is marked {@code mayHaveMoreCellsInRow}.
+     */
+    private void queue(Result whole, List<Cell> cells) {
+        if (batch <= 0 && partialSize <= 0) {
+            ready.add(whole != null ? whole : Result.create(cells)); // whole rows (the usual case)
+            return;
+        }
+        List<Cell> piece = new ArrayList<>();
+        for (int i = 0; i < cells.size(); i++) {
+            Cell c = cells.get(i);
+            piece.add(c);
+            boolean full = batch > 0 && piece.size() >= batch;
+            if (partialSize > 0) {
+                pieceBytes += PrivateCellUtil.estimatedSerializedSizeOf(c);
+                if (pieceBytes >= partialSize) {
+                    full = true;
+                    pieceBytes = 0;
+                }
+            }
+            boolean last = i == cells.size() - 1;
+            if (last && piece.size() == cells.size()) {
+                ready.add(whole != null ? whole : Result.create(cells));
+            } else if (full || last) {
+                ready.add(Result.create(piece, null, false, !last));
+                piece = new ArrayList<>();
+            }
         }
     }
 

@@ -1,5 +1,7 @@
 package io.sibyl.client;
 
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.CompareOperator;
 import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.CheckAndMutate;
@@ -13,6 +15,7 @@ import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.RowMutations;
 import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.filter.FilterList;
 import org.apache.hadoop.hbase.filter.IncompatibleFilterException;
 import org.apache.hadoop.hbase.filter.KeyOnlyFilter;
@@ -20,6 +23,7 @@ import org.apache.hadoop.hbase.filter.PageFilter;
 import org.apache.hadoop.hbase.filter.SingleColumnValueFilter;
 import org.apache.hadoop.hbase.security.access.Permission;
 import org.apache.hadoop.hbase.security.visibility.CellVisibility;
+import org.apache.hadoop.hbase.util.Bytes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -155,6 +159,64 @@ class HBaseUserEdgeCasesTest {
             assertEquals("kept", get(t, r, "r"));
             tm.commit(r);
         }
+    }
+
+    /**
+     * With {@code setAllowPartialResults(true)} HBase hands a row over in pieces once a piece reaches
+     * {@code setMaxResultSize}, each but the last marked {@code mayHaveMoreCellsInRow}: with a tiny size, one cell at
+     * a time. The transactional scan cuts its resolved rows the same way (own writes and deletes included), and
+     * still returns whole rows without the flag, or with a size no row reaches.
+     */
+    @Test
+    void partialResultsAllowedWithATinyMaxResultSizeComeBackCellByCellAsInHBase() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        try (TTable t = table("partials", "cf", "cf2");
+             Table plain = c.raw(c.createTable("partials_plain", "cf", "cf2"))) {
+            Transaction init = tm.begin();
+            for (String row : List.of("a", "b", "c")) {
+                Put p = new Put(b(row)).addColumn(CF, b("q1"), b(row + "1")).addColumn(CF, b("q2"), b(row + "2"))
+                        .addColumn(b("cf2"), b("x"), b(row + "x"));
+                t.put(init, p);
+                plain.put(p);
+            }
+            tm.commit(init);
+            Transaction tx = tm.begin();
+            Put own = new Put(b("b")).addColumn(CF, b("q0"), b("own")).addColumn(b("cf2"), b("y"), b("own"));
+            t.put(tx, own);
+            plain.put(own);
+            t.delete(tx, new Delete(b("c")).addColumn(CF, b("q2")));
+            plain.delete(new Delete(b("c")).addColumns(CF, b("q2")));
+            for (Scan scan : List.of(new Scan().setAllowPartialResults(true).setMaxResultSize(1),
+                    new Scan().setAllowPartialResults(true).setMaxResultSize(1).setReversed(true),
+                    new Scan().setAllowPartialResults(true).setMaxResultSize(1).addFamily(b("cf2")),
+                    new Scan().setAllowPartialResults(true).setMaxResultSize(1).setLimit(2),
+                    new Scan().setAllowPartialResults(true).setMaxResultSize(1).setBatch(2),
+                    new Scan().setAllowPartialResults(true),
+                    new Scan().setMaxResultSize(1))) {
+                List<String> expected;
+                try (ResultScanner s = plain.getScanner(new Scan(scan))) {
+                    expected = pieces(s);
+                }
+                try (ResultScanner s = t.getScanner(tx, new Scan(scan))) {
+                    assertEquals(expected, pieces(s), scan.toString());
+                }
+            }
+            tm.commit(tx);
+        }
+    }
+
+    /** Each result as "row:f/q,f/q..." followed by "+" if more cells of its row follow. */
+    private static List<String> pieces(ResultScanner s) throws IOException {
+        List<String> out = new ArrayList<>();
+        for (Result r : s) {
+            StringBuilder piece = new StringBuilder(Bytes.toString(r.getRow())).append(':');
+            for (Cell cell : r.rawCells()) {
+                piece.append(Bytes.toString(CellUtil.cloneFamily(cell))).append('/')
+                        .append(Bytes.toString(CellUtil.cloneQualifier(cell))).append(',');
+            }
+            out.add(piece + (r.mayHaveMoreCellsInRow() ? "+" : ""));
+        }
+        return out;
     }
 
     private static List<Integer> sizes(ResultScanner s) throws IOException {
