@@ -556,8 +556,11 @@ public class TTable implements Closeable {
         Row action = check.getAction();
         Result result = batch(tx, List.of(action))[0];
         tx.touchRow(tx.writesFor(this), check.getRow()); // a success writes the checked row, even a no-op action
-        boolean returnsValues = action instanceof RowMutations || action instanceof Increment
-                || action instanceof Append;
+        // As HBase: values only from increments and appends, also inside a RowMutations (of only puts and deletes,
+        // the result is null, not an empty Result).
+        boolean returnsValues = action instanceof Increment || action instanceof Append
+                || (action instanceof RowMutations rm && rm.getMutations().stream()
+                        .anyMatch(m -> m instanceof Increment || m instanceof Append));
         return new CheckAndMutateResult(true, returnsValues ? result : null);
     }
 

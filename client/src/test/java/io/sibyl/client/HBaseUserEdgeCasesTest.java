@@ -5,6 +5,7 @@ import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.CompareOperator;
 import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.CheckAndMutate;
+import org.apache.hadoop.hbase.client.CheckAndMutateResult;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Durability;
 import org.apache.hadoop.hbase.client.Get;
@@ -199,6 +200,39 @@ class HBaseUserEdgeCasesTest {
                 }
                 try (ResultScanner s = t.getScanner(tx, new Scan(scan))) {
                     assertEquals(expected, pieces(s), scan.toString());
+                }
+            }
+            tm.commit(tx);
+        }
+    }
+
+    /**
+     * {@code CheckAndMutateResult.getResult()} is null for an action that returns no values: a put, a delete, and a
+     * {@code RowMutations} of only puts and deletes (HBase returns values only for increments and appends in it).
+     */
+    @Test
+    void aCheckAndMutateOfRowMutationsWithoutIncrementsOrAppendsHasNoResultAsInHBase() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        try (TTable t = table("camrm", "cf");
+             Table plain = c.raw(c.createTable("camrm_plain", "cf"))) {
+            Transaction tx = tm.begin();
+            Put init = new Put(b("r")).addColumn(CF, V, b("1")).addColumn(CF, b("old"), b("x"));
+            t.put(tx, init);
+            plain.put(init);
+            List<CheckAndMutate> checks = List.of(
+                    CheckAndMutate.newBuilder(b("r")).ifEquals(CF, V, b("1")).build(RowMutations.of(List.of(
+                            new Put(b("r")).addColumn(CF, b("w"), b("1")), new Delete(b("r")).addColumns(CF, b("old"))))),
+                    CheckAndMutate.newBuilder(b("r")).ifEquals(CF, V, b("1")).build(RowMutations.of(List.of(
+                            new Put(b("r")).addColumn(CF, b("w"), b("2")),
+                            new Increment(b("r")).addColumn(CF, b("n"), 5)))));
+            for (CheckAndMutate check : checks) {
+                CheckAndMutateResult expected = plain.checkAndMutate(check);
+                CheckAndMutateResult actual = t.checkAndMutate(tx, check);
+                assertEquals(expected.isSuccess(), actual.isSuccess());
+                assertEquals(expected.getResult() == null, actual.getResult() == null, check.getAction().toString());
+                if (expected.getResult() != null) {
+                    assertEquals(Bytes.toLong(expected.getResult().getValue(CF, b("n"))),
+                            Bytes.toLong(actual.getResult().getValue(CF, b("n"))));
                 }
             }
             tm.commit(tx);
