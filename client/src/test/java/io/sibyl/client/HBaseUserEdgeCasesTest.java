@@ -45,8 +45,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Edge cases an HBase user tries on a {@link TTable}, compared with what a plain {@code Table} does: where HBase
- * refuses an operation at once and leaves the table as it was, the transaction refuses it at once and carries on.
+ * Edge cases an HBase user tries on a {@link TTable}, each held against what a plain {@code Table} does: results of
+ * the same shape (partial rows, null results), and where HBase refuses an operation at once and leaves the table as
+ * it was, a refusal at once that leaves the transaction usable; what cannot be carried (cell TTLs, ACLs, labels) is
+ * refused rather than dropped.
  */
 @ExtendWith(MiniCluster.class)
 class HBaseUserEdgeCasesTest {
