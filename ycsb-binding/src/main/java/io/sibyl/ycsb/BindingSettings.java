@@ -3,14 +3,17 @@ package io.sibyl.ycsb;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 
+import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 
 /**
  * The YCSB properties {@link SibylClient} reads: the table and column family, and every {@code hbase.*},
  * {@code zookeeper.*} and {@code sibyl.*} property, passed as is into the HBase {@link Configuration} that the
- * {@code TransactionManager} is built from (where it finds HBase and the oracle).
+ * {@code TransactionManager} is built from (where it finds HBase and the oracle). {@code connectionKey} names those
+ * passed-through properties, so that clients with the same ones can tell they would connect the same way.
  */
-public record BindingSettings(String table, String family, Configuration hbase) {
+public record BindingSettings(String table, String family, Configuration hbase, String connectionKey) {
     /** YCSB's own property for the table (CoreWorkload reads it too). */
     public static final String TABLE = "table";
     /** Default of {@value #TABLE}, as in YCSB's CoreWorkload. */
@@ -25,10 +28,12 @@ public record BindingSettings(String table, String family, Configuration hbase) 
     /** Reads the settings from YCSB's properties (the {@code -P} files and {@code -p} overrides). */
     public static BindingSettings from(Properties p) {
         Configuration conf = HBaseConfiguration.create();
+        Map<String, String> passed = new TreeMap<>();
         for (String key : p.stringPropertyNames()) {
             for (String prefix : PASSED_THROUGH) {
                 if (key.startsWith(prefix)) {
                     conf.set(key, p.getProperty(key));
+                    passed.put(key, p.getProperty(key));
                 }
             }
         }
@@ -36,12 +41,20 @@ public record BindingSettings(String table, String family, Configuration hbase) 
         if (family.isEmpty()) {
             throw new IllegalArgumentException(COLUMN_FAMILY + " is empty: name the column family of the YCSB fields");
         }
-        return new BindingSettings(p.getProperty(TABLE, DEFAULT_TABLE).trim(), family, conf);
+        return new BindingSettings(p.getProperty(TABLE, DEFAULT_TABLE).trim(), family, conf, passed.toString());
     }
 
     /** Where HBase is, for messages: the ZooKeeper quorum and client port. */
     public String hbaseLocation() {
         return hbase.get("hbase.zookeeper.quorum", "localhost") + " (ZooKeeper client port "
                 + hbase.get("hbase.zookeeper.property.clientPort", "2181") + ")";
+    }
+
+    /** Where the oracle is looked up, for messages: the ZooKeeper ensemble or the single address, as set. */
+    public String oracleLocation() {
+        String zk = hbase.getTrimmed("sibyl.oracle.zk.connect", "");
+        String address = hbase.getTrimmed("sibyl.oracle.address", "");
+        return !zk.isEmpty() ? "ZooKeeper " + zk : !address.isEmpty() ? address : "(neither sibyl.oracle.address nor"
+                + " sibyl.oracle.zk.connect set)";
     }
 }

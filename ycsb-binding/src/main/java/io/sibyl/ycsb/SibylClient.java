@@ -16,6 +16,7 @@ import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,11 +65,12 @@ public class SibylClient extends DB {
         }
         family = Bytes.toBytes(settings.family());
         try {
-            manager = SharedManager.acquire(settings.hbase());
+            manager = SharedManager.acquire(settings.connectionKey(), settings.hbase());
         } catch (IOException | RuntimeException e) {
-            throw failedInit("cannot connect to HBase at " + settings.hbaseLocation() + " and the status oracle: " + e
-                    + " (set -p hbase.zookeeper.quorum=... -p hbase.zookeeper.property.clientPort=... and"
-                    + " -p sibyl.oracle.address=host:port or -p sibyl.oracle.zk.connect=...)", e);
+            throw failedInit("cannot start the Sibyl client (HBase at " + settings.hbaseLocation() + ", status oracle"
+                    + " at " + settings.oracleLocation() + "): " + e + " (set -p hbase.zookeeper.quorum=..."
+                    + " -p hbase.zookeeper.property.clientPort=... and -p sibyl.oracle.address=host:port or"
+                    + " -p sibyl.oracle.zk.connect=...)", e);
         }
         try {
             checkFamily(settings);
@@ -79,17 +81,24 @@ public class SibylClient extends DB {
                     + ". Create it with a column family that keeps every version and has no TTL, e.g. in the HBase"
                     + " shell: create '" + settings.table() + "', {NAME => '" + settings.family()
                     + "', VERSIONS => 2147483647}; or name an existing table with -p table=...", e);
+        } catch (IllegalArgumentException e) {
+            release();
+            throw failedInit(e.getMessage(), e);
         } catch (IOException | RuntimeException e) {
             release();
-            throw failedInit("cannot open table '" + settings.table() + "': " + e.getMessage(), e);
+            throw failedInit("cannot open table '" + settings.table() + "' in HBase at " + settings.hbaseLocation()
+                    + ": " + e.getMessage() + " (is HBase running there? set -p hbase.zookeeper.quorum=..."
+                    + " -p hbase.zookeeper.property.clientPort=...)", e);
         }
     }
 
     private void checkFamily(BindingSettings settings) throws IOException {
         try (Table t = manager.getConnection().getTable(TableName.valueOf(settings.table()))) {
-            if (!t.getDescriptor().hasColumnFamily(family)) {
+            TableDescriptor d = t.getDescriptor();
+            if (!d.hasColumnFamily(family)) {
                 throw new IllegalArgumentException("table '" + settings.table() + "' has no column family '"
-                        + settings.family() + "' (set -p " + BindingSettings.COLUMN_FAMILY + "=...)");
+                        + settings.family() + "' (it has " + d.getColumnFamilyNames().stream().map(Bytes::toString)
+                        .sorted().toList() + "; set -p " + BindingSettings.COLUMN_FAMILY + "=...)");
             }
         }
     }

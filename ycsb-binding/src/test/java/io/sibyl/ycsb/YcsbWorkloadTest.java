@@ -91,4 +91,18 @@ class YcsbWorkloadTest {
         assertTrue(run.stderr().contains("create 'no_such_table', {NAME => 'family', VERSIONS => 2147483647}"),
                 run.transcript());
     }
+
+    @Test
+    void anOracleThatDoesNotAnswerFailsEveryClientThreadOnceNotOneAfterAnother() throws Exception {
+        // Eight client threads, 3 s of failover timeout: one wait for the oracle, not eight in turn (24 s).
+        long t0 = System.nanoTime();
+        YcsbProcess.Run run = YcsbProcess.run("-t", "workloadc", "-threads", "8", "-p", "operationcount=8",
+                "-p", "sibyl.oracle.address=127.0.0.1:1", "-p", "sibyl.client.failover.timeout.ms=3000");
+        long seconds = (System.nanoTime() - t0) / 1_000_000_000;
+        assertEquals(FailingExit.STATUS, run.exitStatus(), run.transcript());
+        assertTrue(run.stderr().contains("FAILED: SibylClient: cannot start the Sibyl client (HBase at 127.0.0.1"
+                + " (ZooKeeper client port " + StackExtension.stack().zkPort() + "), status oracle at 127.0.0.1:1)"),
+                run.transcript());
+        assertTrue(seconds < 16, "took " + seconds + " s\n" + run.transcript());
+    }
 }
