@@ -82,6 +82,7 @@ public class ClosedEconomyWorkload extends Workload {
         }
         // site.ycsb.Client sets dotransactions=false for -load, true for -t.
         runPhase = Boolean.parseBoolean(p.getProperty("dotransactions", "true"));
+        TimedRun.apply(p);
         long start = longProperty(p, INSERT_START_PROPERTY, 0);
         long insertCount = longProperty(p, INSERT_COUNT_PROPERTY, count - start);
         nextAccount = new AtomicLong(start);

@@ -88,7 +88,8 @@ public final class EmbeddedStack implements AutoCloseable {
             String value = i + 1 < args.length ? args[i + 1] : "";
             switch (args[i]) {
                 case "--family" -> family = value;
-                case "--tables" -> tables = Arrays.asList(value.split(","));
+                case "--tables" -> tables = Arrays.stream(value.split(",")).map(String::trim)
+                        .filter(t -> !t.isEmpty()).distinct().toList();
                 default -> {
                     System.err.println("usage: EmbeddedStack [--family family] [--tables usertable,accounts]");
                     System.exit(2);

@@ -2,8 +2,11 @@ package io.sibyl.ycsb;
 
 import site.ycsb.DB;
 import site.ycsb.Status;
+import site.ycsb.WorkloadException;
 import site.ycsb.measurements.Measurements;
 import site.ycsb.workloads.CoreWorkload;
+
+import java.util.Properties;
 
 /**
  * YCSB's {@link CoreWorkload} with each run-phase operation in one Sibyl transaction, so that a read-modify-write
@@ -14,6 +17,12 @@ import site.ycsb.workloads.CoreWorkload;
 public class TransactionalCoreWorkload extends CoreWorkload {
     /** The YCSB measurement name of whole transactions. */
     public static final String TRANSACTION = "TRANSACTION";
+
+    @Override
+    public void init(Properties p) throws WorkloadException {
+        super.init(p); // first: CoreWorkload sizes its key space by the operation count as given
+        TimedRun.apply(p);
+    }
 
     @Override
     public boolean doTransaction(DB db, Object threadState) {

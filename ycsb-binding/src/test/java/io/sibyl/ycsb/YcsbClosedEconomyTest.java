@@ -55,6 +55,21 @@ class YcsbClosedEconomyTest {
     }
 
     @Test
+    void operationcountZeroRunsUntilMaxexecutiontime() throws Exception {
+        // YCSB 0.17 alone would start no client thread for operationcount=0 and end at once, having done nothing.
+        String table = StackExtension.table("timed");
+        load(table, 20, 2000);
+        YcsbProcess.Run run = YcsbProcess.run("-t", "closedeconomy", "-threads", "2", "-p", "table=" + table,
+                "-p", "recordcount=20", "-p", "closedeconomy.totalcash=2000", "-p", "operationcount=0",
+                "-p", "maxexecutiontime=3");
+        assertEquals(0, run.exitStatus(), run.transcript());
+        Matcher transfers = COMMITTED.matcher(run.stdout());
+        assertTrue(transfers.find() && Long.parseLong(transfers.group(1)) > 20, run.transcript());
+        assertTrue(run.stdout().contains("final check: total 2000 over 20 accounts, expected 2000 over 20: PASS"),
+                run.transcript());
+    }
+
+    @Test
     void anAccountCorruptedOutsideTransactionsFailsTheRun() throws Exception {
         String table = StackExtension.table("corrupted");
         load(table, 50, 5000);
