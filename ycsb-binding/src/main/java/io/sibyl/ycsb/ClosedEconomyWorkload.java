@@ -7,7 +7,10 @@ import site.ycsb.Status;
 import site.ycsb.StringByteIterator;
 import site.ycsb.Workload;
 import site.ycsb.WorkloadException;
+import site.ycsb.generator.ExponentialGenerator;
+import site.ycsb.generator.HotspotIntegerGenerator;
 import site.ycsb.generator.NumberGenerator;
+import site.ycsb.generator.SequentialGenerator;
 import site.ycsb.generator.UniformLongGenerator;
 import site.ycsb.generator.ZipfianGenerator;
 import site.ycsb.measurements.Measurements;
@@ -88,11 +91,72 @@ public class ClosedEconomyWorkload extends Workload {
         nextAccount = new AtomicLong(start);
         loadEnd = Math.min(count, start + insertCount);
         wholeLoad = start == 0 && loadEnd == count;
-        String distribution = p.getProperty(DISTRIBUTION, "uniform");
+        picker = picker(p, count);
+    }
+
+    /**
+     * Picks account numbers in 0..count-1 as {@code requestdistribution} says, with CoreWorkload's names and
+     * parameters, so that a setting given to every workload of a run suits this one too. The accounts are fixed, so
+     * {@code latest} (CoreWorkload: the records inserted last) favours the highest-numbered accounts.
+     */
+    static NumberGenerator picker(Properties p, long count) throws WorkloadException {
+        String distribution = p.getProperty(DISTRIBUTION, "uniform").trim();
         switch (distribution) {
-            case "uniform" -> picker = new UniformLongGenerator(0, count - 1);
-            case "zipfian" -> picker = new ZipfianGenerator(0, count - 1);
-            default -> throw invalid(DISTRIBUTION + "=" + distribution + " is not supported (uniform or zipfian)");
+            case "uniform":
+                return new UniformLongGenerator(0, count - 1);
+            case "zipfian":
+                return new ZipfianGenerator(0, count - 1);
+            case "latest": {
+                ZipfianGenerator zipfian = new ZipfianGenerator(0, count - 1);
+                return new NumberGenerator() {
+                    @Override
+                    public Long nextValue() {
+                        long v = count - 1 - zipfian.nextValue();
+                        setLastValue(v);
+                        return v;
+                    }
+
+                    @Override
+                    public double mean() {
+                        return count - 1 - zipfian.mean();
+                    }
+                };
+            }
+            case "hotspot":
+                return new HotspotIntegerGenerator(0, count - 1,
+                        doubleProperty(p, "hotspotdatafraction", 0.2), doubleProperty(p, "hotspotopnfraction", 0.8));
+            case "sequential":
+                return new SequentialGenerator(0, count - 1);
+            case "exponential": {
+                ExponentialGenerator exponential = new ExponentialGenerator(
+                        doubleProperty(p, "exponential.percentile", 95),
+                        count * doubleProperty(p, "exponential.frac", 0.8571428571));
+                return new NumberGenerator() {
+                    @Override
+                    public Long nextValue() {
+                        long v = Math.floorMod(exponential.nextValue().longValue(), count);
+                        setLastValue(v);
+                        return v;
+                    }
+
+                    @Override
+                    public double mean() {
+                        return exponential.mean();
+                    }
+                };
+            }
+            default:
+                throw invalid(DISTRIBUTION + "=" + distribution + " is not supported (uniform, zipfian, latest,"
+                        + " hotspot, sequential or exponential)");
+        }
+    }
+
+    private static double doubleProperty(Properties p, String key, double defaultValue) throws WorkloadException {
+        String v = p.getProperty(key);
+        try {
+            return v == null ? defaultValue : Double.parseDouble(v.trim());
+        } catch (NumberFormatException e) {
+            throw invalid(key + "=" + v + " is not a number");
         }
     }
 
