@@ -99,6 +99,26 @@ class YcsbClosedEconomyTest {
     }
 
     @Test
+    void transfersThatAreNotOneTransactionFailTheRun() throws Exception {
+        // Reads and writes of a transfer in transactions of their own: concurrent transfers lose each other's updates.
+        String table = StackExtension.table("nonatomic");
+        load(table, 5, 5000);
+        YcsbProcess.Run run = YcsbProcess.run("-t", "closedeconomy", "-threads", "4", "-p", "table=" + table,
+                "-p", "workload=" + NonAtomicTransferWorkload.class.getName(), "-p", "recordcount=5",
+                "-p", "closedeconomy.totalcash=5000", "-p", "operationcount=300",
+                "-p", "closedeconomy.auditproportion=0.2");
+        assertEquals(FailingExit.STATUS, run.exitStatus(), run.transcript());
+        assertTrue(run.stdout().contains("over 5 accounts, expected 5000 over 5: FAIL"), run.transcript());
+        assertTrue(run.stderr().contains("FAILED: closedeconomy: final check: total "), run.transcript());
+        // Audits saw many different wrong totals: still one line of YCSB's report counts them all.
+        Matcher violations = AUDITS.matcher(run.stdout());
+        assertTrue(violations.find() && Long.parseLong(violations.group(2)) > 1, run.transcript());
+        assertEquals(1, run.stdout().lines().filter(l -> l.startsWith("[AUDIT], Return=VIOLATION, ")).count(),
+                run.transcript());
+        assertTrue(run.stdout().contains("[AUDIT], Return=VIOLATION, " + violations.group(2)), run.transcript());
+    }
+
+    @Test
     void aBindingThatIgnoresTransactionScopesFailsTheRun() throws Exception {
         // YCSB's BasicDB answers OK to everything, outside any transaction: the transfers' checks would mean nothing.
         YcsbProcess.Run run = YcsbProcess.run("-t", "closedeconomy", "-db", "site.ycsb.BasicDB",
