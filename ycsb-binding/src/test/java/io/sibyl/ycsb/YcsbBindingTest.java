@@ -102,6 +102,30 @@ class YcsbBindingTest {
     }
 
     @Test
+    void writesOfMissingOrExistingKeysBehaveAsHBaseBindingsDo() throws Exception {
+        String table = StackExtension.table("upsert");
+        DB db = client(table);
+        try {
+            // YCSB's HBase bindings: an update or an insert is a put (creates or overwrites), a delete of nothing is OK.
+            assertEquals(Status.OK, db.update(table, "new", fields("f1", "x")));
+            Map<String, ByteIterator> created = new HashMap<>();
+            assertEquals(Status.OK, db.read(table, "new", null, created));
+            assertEquals(Map.of("f1", "x"), strings(created));
+            assertEquals(Status.OK, db.insert(table, "new", fields("f0", "a", "f1", "y")));
+            Map<String, ByteIterator> over = new HashMap<>();
+            assertEquals(Status.OK, db.read(table, "new", Set.of("f1", "f9"), over));
+            assertEquals(Map.of("f1", "y"), strings(over), "a field the record lacks is left out");
+            assertEquals(Status.NOT_FOUND, db.read(table, "new", Set.of("f9"), new HashMap<>()));
+            assertEquals(Status.OK, db.delete(table, "never-there"));
+            Vector<HashMap<String, ByteIterator>> none = new Vector<>();
+            assertEquals(Status.OK, db.scan(table, "zzz", 10, null, none));
+            assertTrue(none.isEmpty());
+        } finally {
+            db.cleanup();
+        }
+    }
+
+    @Test
     void aConflictInsideAScopeIsReportedAsConflictAndTheWriteIsDiscarded() throws Exception {
         String table = StackExtension.table("conflict");
         DB db = client(table);
