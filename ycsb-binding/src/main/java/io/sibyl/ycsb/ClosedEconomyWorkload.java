@@ -240,7 +240,9 @@ public class ClosedEconomyWorkload extends Workload {
             if (!Outcomes.isRetryable(s)) {
                 break;
             }
-            tally.conflicts.increment();
+            if (attempt + 1 < attempts) {
+                tally.conflicts.increment(); // retried; the last attempt's conflict counts as a transfer given up
+            }
         }
         record("TRANSFER", t0, s);
         if (s.isOk()) {

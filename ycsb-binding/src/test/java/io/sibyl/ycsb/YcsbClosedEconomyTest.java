@@ -14,6 +14,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The closed-economy workload under YCSB's own Client, in a child JVM: it holds, and its check can fail. */
@@ -52,6 +53,29 @@ class YcsbClosedEconomyTest {
         assertTrue(run.stdout().contains("[TRANSFER], Return=OK"), run.transcript());
         assertTrue(run.stdout().contains("[AUDIT], Return=OK"), run.transcript());
         System.out.println("closed economy, 8 threads, 100 accounts: " + transfers.group() + ", " + audits.group());
+    }
+
+    @Test
+    void transfersGivenUpUnderHeavyContentionAreConflictsAndTheTotalHolds() throws Exception {
+        // Eight threads on three accounts, two attempts per transfer: many transfers are given up.
+        String table = StackExtension.table("contended");
+        load(table, 3, 3000);
+        YcsbProcess.Run run = YcsbProcess.run("-t", "closedeconomy", "-threads", "8", "-p", "table=" + table,
+                "-p", "recordcount=3", "-p", "closedeconomy.totalcash=3000", "-p", "operationcount=400",
+                "-p", "closedeconomy.attempts=2", "-p", "closedeconomy.auditproportion=0.1");
+        assertEquals(0, run.exitStatus(), run.transcript());
+        assertTrue(run.stdout().contains("final check: total 3000 over 3 accounts, expected 3000 over 3: PASS"),
+                run.transcript());
+        Matcher m = Pattern.compile("transfers committed (\\d+), conflicts (\\d+) \\(retried\\), transfers given up"
+                + " after retries (\\d+), errors 0, audits \\d+, violations 0").matcher(run.stdout());
+        assertTrue(m.find(), run.transcript());
+        long givenUp = Long.parseLong(m.group(3));
+        assertTrue(givenUp > 0, run.transcript());
+        assertTrue(run.stdout().contains("[TRANSFER], Return=CONFLICT, " + givenUp), run.transcript());
+        assertFalse(run.stdout().contains("Return=ERROR"), run.transcript());
+        // Every attempt read two balances: committed, retried and given-up attempts add up to those reads.
+        long attempts = Long.parseLong(m.group(1)) + Long.parseLong(m.group(2)) + givenUp;
+        assertTrue(run.stdout().contains("[READ], Return=OK, " + 2 * attempts), run.transcript());
     }
 
     @Test
