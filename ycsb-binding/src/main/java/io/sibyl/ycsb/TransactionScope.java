@@ -27,6 +27,7 @@ public final class TransactionScope implements AutoCloseable {
     private Transaction tx;
     private Exception failure;
     private boolean ended;
+    private Status committed;
 
     private TransactionScope() {
     }
@@ -100,6 +101,16 @@ public final class TransactionScope implements AutoCloseable {
         }
         ended = true;
         CURRENT.remove();
+        committed = end();
+        return committed;
+    }
+
+    /** What {@link #commit()} returned, or null if it was not called. */
+    public Status committed() {
+        return committed;
+    }
+
+    private Status end() {
         if (tx == null) {
             return Status.OK;
         }
