@@ -15,6 +15,14 @@ public final class Outcomes {
     public static final Status COMMIT_OUTCOME_UNKNOWN = new Status("COMMIT_OUTCOME_UNKNOWN",
             "the oracle connection broke during the commit and no oracle could tell its outcome");
 
+    /**
+     * A read or write could no longer be served from the transaction's snapshot (its oracle connection was lost for
+     * longer than the read window, or it outlived the oracle's {@code transaction.max.age.ms}): rolled back, and a new
+     * transaction may well succeed.
+     */
+    public static final Status SNAPSHOT_EXPIRED = new Status("SNAPSHOT_EXPIRED",
+            "rolled back: the transaction's snapshot could no longer be read (oracle connection lost, or too old)");
+
     private static final Map<RollbackException.Reason, Status> BY_REASON =
             new EnumMap<>(RollbackException.Reason.class);
 
@@ -38,9 +46,12 @@ public final class Outcomes {
         return BY_REASON.get(e.getReason());
     }
 
-    /** True for the statuses of a rollback that a new attempt may well avoid (conflict, too old, failover). */
+    /**
+     * True for the statuses of a rollback that a new attempt may well avoid (conflict, too old, failover, expired
+     * snapshot).
+     */
     public static boolean isRetryable(Status s) {
         return s.equals(CONFLICT) || s.equals(BY_REASON.get(RollbackException.Reason.TOO_OLD))
-                || s.equals(BY_REASON.get(RollbackException.Reason.ORACLE_FAILOVER));
+                || s.equals(BY_REASON.get(RollbackException.Reason.ORACLE_FAILOVER)) || s.equals(SNAPSHOT_EXPIRED);
     }
 }

@@ -2,6 +2,7 @@ package io.sibyl.ycsb;
 
 import io.sibyl.client.CommitOutcomeUnknownException;
 import io.sibyl.client.RollbackException;
+import io.sibyl.client.SnapshotExpiredException;
 import io.sibyl.client.TTable;
 import io.sibyl.client.Transaction;
 import io.sibyl.client.TransactionManager;
@@ -218,6 +219,9 @@ public class SibylClient extends DB {
         if (scope != null) {
             try {
                 return op.apply(table(table), scope.join(manager));
+            } catch (SnapshotExpiredException e) {
+                scope.fail(e);
+                return Outcomes.SNAPSHOT_EXPIRED; // the scope can only roll back; a new one may well succeed
             } catch (IOException | RuntimeException e) {
                 scope.fail(e);
                 return error("operation on table " + table + " inside a transaction scope failed", e);
@@ -241,6 +245,13 @@ public class SibylClient extends DB {
             return Outcomes.of(e);
         } catch (CommitOutcomeUnknownException e) {
             return Outcomes.COMMIT_OUTCOME_UNKNOWN;
+        } catch (SnapshotExpiredException e) {
+            try {
+                manager.rollback(tx);
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            return Outcomes.SNAPSHOT_EXPIRED;
         } catch (IOException | RuntimeException e) {
             if (tx.getStatus() == Transaction.Status.RUNNING) {
                 try {

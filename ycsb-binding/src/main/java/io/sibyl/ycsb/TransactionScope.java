@@ -2,6 +2,7 @@ package io.sibyl.ycsb;
 
 import io.sibyl.client.CommitOutcomeUnknownException;
 import io.sibyl.client.RollbackException;
+import io.sibyl.client.SnapshotExpiredException;
 import io.sibyl.client.Transaction;
 import io.sibyl.client.TransactionManager;
 import site.ycsb.Status;
@@ -85,6 +86,11 @@ public final class TransactionScope implements AutoCloseable {
         }
     }
 
+    /** The scope's transaction, or null before a call joined (for tests). */
+    Transaction transaction() {
+        return tx;
+    }
+
     /** Why a call inside the scope failed, or null. */
     public Exception failure() {
         return failure;
@@ -92,7 +98,8 @@ public final class TransactionScope implements AutoCloseable {
 
     /**
      * Commits the scope's transaction: {@link Status#OK}, the {@link Outcomes} status that names why it was rolled
-     * back, or {@link Status#ERROR} if a call inside it failed (then it is rolled back).
+     * back, or, if a call inside it failed (then it is rolled back), {@link Outcomes#SNAPSHOT_EXPIRED} when the call
+     * could no longer read its snapshot and {@link Status#ERROR} otherwise.
      */
     public Status commit() {
         checkOwner();
@@ -116,7 +123,7 @@ public final class TransactionScope implements AutoCloseable {
         }
         if (failure != null) {
             manager.rollback(tx);
-            return Status.ERROR;
+            return failure instanceof SnapshotExpiredException ? Outcomes.SNAPSHOT_EXPIRED : Status.ERROR;
         }
         try {
             manager.commit(tx);

@@ -1,5 +1,6 @@
 package io.sibyl.ycsb;
 
+import io.sibyl.client.SnapshotExpiredException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import site.ycsb.ByteIterator;
@@ -161,6 +162,27 @@ class YcsbBindingTest {
         } finally {
             db.cleanup();
             other.cleanup();
+        }
+    }
+
+    @Test
+    void anExpiredSnapshotInsideAScopeIsARetryableRollbackNotAnError() throws Exception {
+        // What a read throws when the oracle connection was lost too long (or the transaction outlived the oracle's
+        // max age): the transaction can only roll back, and a new one may well succeed (the closed economy retries).
+        String table = StackExtension.table("expired");
+        DB db = client(table);
+        try {
+            assertEquals(Status.OK, db.insert(table, "k", fields("v", "1")));
+            try (TransactionScope scope = TransactionScope.open()) {
+                assertEquals(Status.OK, db.read(table, "k", null, new HashMap<>()));
+                scope.fail(new SnapshotExpiredException(scope.transaction(), "the test says so"));
+                Status outcome = scope.commit();
+                assertEquals(Outcomes.SNAPSHOT_EXPIRED, outcome);
+                assertTrue(Outcomes.isRetryable(outcome));
+                assertEquals(io.sibyl.client.Transaction.Status.ROLLED_BACK, scope.transaction().getStatus());
+            }
+        } finally {
+            db.cleanup();
         }
     }
 
