@@ -143,6 +143,22 @@ class YcsbClosedEconomyTest {
     }
 
     @Test
+    void auditsWhoseSnapshotExpiredAreTriedAgainAndTheRunPasses() throws Exception {
+        String table = StackExtension.table("expiring");
+        load(table, 20, 2000);
+        YcsbProcess.Run run = YcsbProcess.run("-t", "closedeconomy", "-threads", "2", "-p", "table=" + table,
+                "-p", "workload=" + ExpiringAuditWorkload.class.getName(), "-p", "recordcount=20",
+                "-p", "closedeconomy.totalcash=2000", "-p", "operationcount=200",
+                "-p", "closedeconomy.auditproportion=0.3");
+        assertEquals(0, run.exitStatus(), run.transcript());
+        assertTrue(run.stdout().contains("final check: total 2000 over 20 accounts, expected 2000 over 20: PASS"),
+                run.transcript());
+        assertTrue(run.stdout().contains("[AUDIT], Return=OK, "), run.transcript());
+        assertFalse(run.stdout().contains("[AUDIT], Return=SNAPSHOT_EXPIRED"), run.transcript());
+        assertFalse(run.stdout().contains("[AUDIT], Return=ERROR"), run.transcript());
+    }
+
+    @Test
     void aBindingThatIgnoresTransactionScopesFailsTheRun() throws Exception {
         // YCSB's BasicDB answers OK to everything, outside any transaction: the transfers' checks would mean nothing.
         YcsbProcess.Run run = YcsbProcess.run("-t", "closedeconomy", "-db", "site.ycsb.BasicDB",
