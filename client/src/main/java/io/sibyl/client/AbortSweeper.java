@@ -181,7 +181,7 @@ public final class AbortSweeper {
                             + " swept, or exclude it if no transaction writes to it; nothing was reported cleaned up");
                 } else {
                     tables.add(name);
-                    markerDurability.put(name, TableWrites.cleanUpDurability(d.getDurability()));
+                    markerDurability.put(name, TableWrites.durability(d.getDurability()));
                 }
             }
         }

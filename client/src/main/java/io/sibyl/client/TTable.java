@@ -59,9 +59,9 @@ public class TTable implements Closeable {
     private final TableName name;
     /** The column families as of the last look at the table's descriptor (replaced whole, never mutated). */
     private volatile NavigableSet<byte[]> families;
-    /** Tables (with their durability) already warned about, so that opening one often logs once. */
+    /** Tables (with their durability) already logged about, so that opening one often logs once. */
     private static final java.util.Set<String> WARNED_DURABILITY = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    /** The table's durability as of the last look at its descriptor (for the clean-up's delete markers). */
+    /** The table's durability as of the last look at its descriptor (from which a transaction's writes get theirs). */
     private volatile Durability durability = Durability.USE_DEFAULT;
     private volatile boolean closed;
     /** HBase's configured write timeouts of the connection, which the writes of a transaction only ever lower. */
@@ -105,9 +105,9 @@ public class TTable implements Closeable {
         requireTransactionalFamilies(descriptor);
         Durability d = descriptor.getDurability();
         if ((d == Durability.SKIP_WAL || d == Durability.ASYNC_WAL) && WARNED_DURABILITY.add(name + "=" + d)) {
-            TransactionManager.LOG.warn("table {} has DURABILITY => {}: a region server crash can lose writes it"
-                    + " acknowledged, so part of a committed transaction may be lost while the rest stays (the"
-                    + " delete markers of aborted transactions are written with SYNC_WAL all the same)", name, d);
+            TransactionManager.LOG.info("table {} has DURABILITY => {}: transactions write to it with SYNC_WAL all"
+                    + " the same, since a region server crash must not lose part of a committed transaction (plain"
+                    + " writes keep the table's durability)", name, d);
         }
         durability = d;
         NavigableSet<byte[]> found = new TreeSet<>(Bytes.BYTES_COMPARATOR);
@@ -194,7 +194,7 @@ public class TTable implements Closeable {
     /** A new, empty buffer of one transaction's writes to this table. */
     TableWrites newWrites() {
         return new TableWrites(name, connection, operationTimeoutMillis, writeRpcTimeoutMillis,
-                TableWrites.cleanUpDurability(durability));
+                TableWrites.durability(durability));
     }
 
     // ---- reads --------------------------------------------------------------------------------------------------

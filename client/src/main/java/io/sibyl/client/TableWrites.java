@@ -45,8 +45,8 @@ final class TableWrites {
     /** HBase's configured timeouts for this connection's writes, which a cap only ever lowers. */
     private final int configuredOperationTimeoutMillis;
     private final int configuredWriteRpcTimeoutMillis;
-    /** Durability of the clean-up's delete markers ({@link #cleanUpDurability}). */
-    private final Durability cleanUpDurability;
+    /** Durability of this transaction's puts and of its clean-up's delete markers ({@link #durability}). */
+    private final Durability durability;
     /** row -> family -> qualifier -> value (or {@link Tombstones#VALUE}). */
     final NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> buffered =
             new TreeMap<>(Bytes.BYTES_COMPARATOR);
@@ -55,24 +55,25 @@ final class TableWrites {
             new TreeMap<>(Bytes.BYTES_COMPARATOR);
 
     TableWrites(TableName name, Connection connection, int configuredOperationTimeoutMillis,
-                int configuredWriteRpcTimeoutMillis, Durability cleanUpDurability) {
+                int configuredWriteRpcTimeoutMillis, Durability durability) {
         this.name = name;
         this.connection = connection;
         this.configuredOperationTimeoutMillis = configuredOperationTimeoutMillis;
         this.configuredWriteRpcTimeoutMillis = configuredWriteRpcTimeoutMillis;
-        this.cleanUpDurability = cleanUpDurability;
+        this.durability = durability;
     }
 
     /**
-     * The durability to give the delete markers of an abort's clean-up in a table whose own durability is
-     * {@code tableDurability}: synced to the WAL whatever the table says (SKIP_WAL, ASYNC_WAL), as a table of the
-     * default durability syncs them, or the table's own FSYNC_WAL. The clean-up report that follows the markers lets
-     * the oracle forget the abort, and from then on a version whose marker a region server crash lost (kept only in
-     * the memstore, or in an unsynced WAL tail, while the version itself was flushed or synced earlier) reads as
-     * committed (CleanUpDurabilityTest). SYNC_WAL rather than the table's default unless that is FSYNC_WAL, so that a
-     * table altered to SKIP_WAL or ASYNC_WAL after it was looked at is covered too. Used by the abort sweeper too.
+     * The durability of a transaction's writes, puts and clean-up delete markers alike, in a table whose own
+     * durability is {@code tableDurability}: synced to the WAL whatever the table says (SKIP_WAL, ASYNC_WAL), as in a
+     * table of the default durability, or the table's own FSYNC_WAL. A commit follows the writes HBase acknowledged:
+     * a put held only in a memstore (or an unsynced WAL tail) is lost in a region server crash, leaving part of a
+     * committed transaction. The clean-up report that follows the markers lets the oracle forget the abort, and from
+     * then on a version whose marker was lost reads as committed. (CleanUpDurabilityTest) SYNC_WAL rather than the
+     * table's default unless that is FSYNC_WAL, so that a table altered to SKIP_WAL or ASYNC_WAL after it was looked
+     * at is covered too. Used by the abort sweeper too.
      */
-    static Durability cleanUpDurability(Durability tableDurability) {
+    static Durability durability(Durability tableDurability) {
         return tableDurability == Durability.FSYNC_WAL ? Durability.USE_DEFAULT : Durability.SYNC_WAL;
     }
 
@@ -117,7 +118,7 @@ final class TableWrites {
     List<Put> drain(long version) {
         List<Put> puts = new ArrayList<>(buffered.size());
         for (Map.Entry<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> r : buffered.entrySet()) {
-            Put put = new Put(r.getKey());
+            Put put = new Put(r.getKey()).setDurability(durability);
             NavigableMap<byte[], NavigableSet<byte[]>> sentRow =
                     sent.computeIfAbsent(r.getKey(), k -> new TreeMap<>(Bytes.BYTES_COMPARATOR));
             for (Map.Entry<byte[], NavigableMap<byte[], byte[]>> f : r.getValue().entrySet()) {
@@ -173,7 +174,7 @@ final class TableWrites {
         }
         List<Delete> deletes = new ArrayList<>(sent.size());
         for (Map.Entry<byte[], NavigableMap<byte[], NavigableSet<byte[]>>> r : sent.entrySet()) {
-            Delete d = new Delete(r.getKey()).setDurability(cleanUpDurability);
+            Delete d = new Delete(r.getKey()).setDurability(durability);
             for (Map.Entry<byte[], NavigableSet<byte[]>> f : r.getValue().entrySet()) {
                 for (byte[] q : f.getValue()) {
                     d.addColumn(f.getKey(), q, version);
