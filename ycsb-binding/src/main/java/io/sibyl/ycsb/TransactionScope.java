@@ -122,7 +122,7 @@ public final class TransactionScope implements AutoCloseable {
             return Status.OK;
         }
         if (failure != null) {
-            manager.rollback(tx);
+            rollbackQuietly(failure);
             return failure instanceof SnapshotExpiredException ? Outcomes.SNAPSHOT_EXPIRED : Status.ERROR;
         }
         try {
@@ -134,15 +134,23 @@ public final class TransactionScope implements AutoCloseable {
             return Outcomes.COMMIT_OUTCOME_UNKNOWN;
         } catch (RuntimeException e) {
             // Anything else must not escape into YCSB's client thread, which would exit 0 without its summary.
-            if (tx.getStatus() == Transaction.Status.RUNNING) {
-                try {
-                    manager.rollback(tx);
-                } catch (RuntimeException re) {
-                    e.addSuppressed(re);
-                }
-            }
+            rollbackQuietly(e);
             System.err.println("sibyl: commit of transaction " + tx.getStartTimestamp() + " failed: " + e);
             return Status.ERROR;
+        }
+    }
+
+    /**
+     * Rolls a still running transaction back after {@code cause}; a rollback that fails too (say the commit's outcome
+     * is unknown) is added to it, not thrown into YCSB's client thread.
+     */
+    private void rollbackQuietly(Exception cause) {
+        if (tx.getStatus() == Transaction.Status.RUNNING) {
+            try {
+                manager.rollback(tx);
+            } catch (RuntimeException re) {
+                cause.addSuppressed(re);
+            }
         }
     }
 
