@@ -29,7 +29,10 @@ final class FrameValidator {
                     case Wire.COMMIT -> {
                         timestamp(in);
                         long count = Varints.readUnsigned(in);
-                        if (count < 0 || count * 8 > in.readableBytes()) {
+                        // Divide, do not multiply: count * 8 overflows from 2^60 rows (2^61 rows made it 0), which
+                        // passed, and then the skip below threw (leaking the frame) or the sequencer read another
+                        // count than the one checked here.
+                        if (count < 0 || count > in.readableBytes() / 8) {
                             throw new ProtocolException("commit declares " + count + " rows but only "
                                     + in.readableBytes() + " bytes follow");
                         }

@@ -86,6 +86,12 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
             frame.release();
             fail(ctx, Wire.ERR_MALFORMED, e.getMessage());
             return;
+        } catch (RuntimeException e) {
+            // A validator bug must not leak the frame (pooled direct memory) nor leave the peer guessing.
+            frame.release();
+            LOG.warn("closing {} after an unexpected error checking its frame", ctx.channel().remoteAddress(), e);
+            fail(ctx, Wire.ERR_MALFORMED, "frame could not be checked: " + e);
+            return;
         }
         session.frameQueued(frame.readableBytes()); // back-pressure: may stop reading
         server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.FRAME, session, frame));
