@@ -54,6 +54,8 @@ final class ClientSession {
     ByteBuf pendingReplies;
     ReplicationLog.Node startCursor;
     boolean disconnected;
+    /** A FINISH of another connection's transaction was ignored and logged: not logged again. */
+    boolean warnedForeignFinish;
 
     // Owned by the channel's event loop.
     private ReplicationLog.Node cursor;

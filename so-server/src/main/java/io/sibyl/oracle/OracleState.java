@@ -319,6 +319,14 @@ public final class OracleState {
         return commitTs;
     }
 
+    /**
+     * True if {@code startTs} is running (or aborted by T_max and not yet finished) on behalf of another owner (the
+     * connection that began it) than {@code owner}: only its own connection may commit or finish it (docs/protocol.md).
+     */
+    public boolean begunByAnother(long startTs, int owner) {
+        return running.ownedByAnother(startTs, owner);
+    }
+
     /** The client gives up {@code startTs}. Returns false if it was not running (already finished or unknown). */
     public boolean abort(long startTs) {
         int state = running.finish(startTs);

@@ -114,6 +114,15 @@ public final class RunningTransactions {
         return state;
     }
 
+    /**
+     * True if {@code ts} is in the table (running, or aborted by T_max and not yet finished by its client) and was
+     * added for another owner than {@code owner}.
+     */
+    public boolean ownedByAnother(long ts, int owner) {
+        long index = find(ts);
+        return index >= 0 && owners[(int) (index & mask)] != owner;
+    }
+
     /** State of {@code ts} without changing it. */
     public int stateOf(long ts) {
         long index = find(ts);

@@ -250,7 +250,22 @@ final class Sequencer implements Runnable {
                     state.rangeCleanedUp(from, Varints.readUnsigned(in));
                     ack(session, id);
                 }
-                case Wire.FINISH -> state.finish(Varints.readUnsigned(in));
+                case Wire.FINISH -> {
+                    long ts = Varints.readUnsigned(in);
+                    // Another connection's FINISH would drop a running transaction without an abort record: its
+                    // owner's commit would then fail as unknown, its snapshot would lose the low watermark's
+                    // protection, and versions it wrote would read as committed once T_max passed it. Ignored (a
+                    // FINISH has no reply), and said once per connection.
+                    if (state.begunByAnother(ts, session.id)) {
+                        if (!session.warnedForeignFinish) {
+                            session.warnedForeignFinish = true;
+                            LOG.warn("ignoring FINISH of transaction {} from {}: it was begun on another connection;"
+                                    + " only that connection may finish it", ts, session.channel.remoteAddress());
+                        }
+                    } else {
+                        state.finish(ts);
+                    }
+                }
                 case Wire.QUERY -> {
                     long ts = Varints.readUnsigned(in);
                     ByteBuf out = out(session);
@@ -276,8 +291,19 @@ final class Sequencer implements Runnable {
 
     private void commit(ClientSession session, long id, ByteBuf in) {
         long startTs = Varints.readUnsigned(in);
-        int count = (int) Varints.readUnsigned(in);
+        int count = (int) Varints.readUnsigned(in); // at most the frame's bytes / 8 (FrameValidator)
         ByteBuf out = out(session);
+        if (state.begunByAnother(startTs, session.id)) {
+            // Only the connection that began a transaction commits it: another one could commit it with a write set
+            // that is not its own (conflicts unchecked, and the owner's own commit would be answered with that
+            // commit timestamp), or with none (the transaction would leave the running set unrecorded), or abort it
+            // with an oversized one. A transaction migrates nowhere: its connection's loss aborts it.
+            in.skipBytes(count * 8);
+            Frames.writeError(out, id, Wire.ERR_UNKNOWN_TRANSACTION, "transaction " + startTs + " was begun on"
+                    + " another connection: only the connection that began a transaction may commit it (it is"
+                    + " aborted if that connection closes)");
+            return;
+        }
         if (count > config.maxWriteSetRows()) {
             in.skipBytes(count * 8);
             state.abort(startTs);
