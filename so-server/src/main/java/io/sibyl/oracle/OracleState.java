@@ -279,6 +279,9 @@ public final class OracleState {
             if (state == RunningTransactions.ABORTED_BY_TMAX) {
                 return TOO_OLD;
             }
+            if (state == RunningTransactions.ABORTED_ELSEWHERE) {
+                return ALREADY_ABORTED;
+            }
             long previous = commits.commitTsOf(startTs);
             if (previous != 0) {
                 return previous; // a retried commit: answer what was decided
@@ -334,13 +337,29 @@ public final class OracleState {
             recordAbort(startTs);
             return true;
         }
-        return state == RunningTransactions.ABORTED_BY_TMAX;
+        return state == RunningTransactions.ABORTED_BY_TMAX || state == RunningTransactions.ABORTED_ELSEWHERE;
+    }
+
+    /**
+     * Another connection than the one that began {@code startTs} aborts it (a client does so for a transaction begun
+     * on a connection it lost, which the oracle may not have noticed yet). The abort is decided at once, but the
+     * transaction stays among the running ones, like one T_max aborted, so that the low watermark keeps protecting
+     * its owner's snapshot until the owner finishes it or its connection is lost: its owner may still be reading, and
+     * finishing it here would let the garbage collector remove versions those reads need. A transaction already
+     * aborted is left as it is. Returns true if it was aborted now.
+     */
+    public boolean abortForOwner(long startTs) {
+        if (running.abortHeld(startTs)) {
+            recordAbort(startTs);
+            return true;
+        }
+        return false;
     }
 
     /** A transaction that wrote nothing finished; it leaves the running set without any record. */
     public void finish(long startTs) {
         int state = running.finish(startTs);
-        if (state == RunningTransactions.ABORTED_BY_TMAX
+        if (state == RunningTransactions.ABORTED_BY_TMAX || state == RunningTransactions.ABORTED_ELSEWHERE
                 || (state == RunningTransactions.NOT_FOUND && aborted.contains(startTs))) {
             // It wrote nothing, so there is nothing to clean up: start the forgetting clock now. (NOT_FOUND yet
             // aborted: transaction.max.age.ms aborted it and let it go; its client finishes it only now.)

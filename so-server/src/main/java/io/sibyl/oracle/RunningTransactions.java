@@ -16,6 +16,11 @@ public final class RunningTransactions {
     public static final int RUNNING = 1;
     /** Result of {@link #finish}: the transaction was running but was already aborted because T_max passed it. */
     public static final int ABORTED_BY_TMAX = 2;
+    /**
+     * Result of {@link #finish}: the transaction was running but another connection aborted it ({@link #abortHeld});
+     * like {@link #ABORTED_BY_TMAX} it stays, holding the low watermark for its owner's snapshot, until finished.
+     */
+    public static final int ABORTED_ELSEWHERE = 3;
     /** Result of {@link #finish}: no such running transaction. */
     public static final int NOT_FOUND = 0;
 
@@ -121,6 +126,19 @@ public final class RunningTransactions {
     public boolean ownedByAnother(long ts, int owner) {
         long index = find(ts);
         return index >= 0 && owners[(int) (index & mask)] != owner;
+    }
+
+    /**
+     * Marks {@code ts}, if it is running, {@link #ABORTED_ELSEWHERE} and returns true; it stays until its owner
+     * finishes it (or is lost). Returns false for a transaction in any other state, which is left unchanged.
+     */
+    public boolean abortHeld(long ts) {
+        long index = find(ts);
+        if (index < 0 || states[(int) (index & mask)] != RUNNING) {
+            return false;
+        }
+        states[(int) (index & mask)] = (byte) ABORTED_ELSEWHERE;
+        return true;
     }
 
     /** State of {@code ts} without changing it. */

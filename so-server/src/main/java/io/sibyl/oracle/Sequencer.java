@@ -238,7 +238,12 @@ final class Sequencer implements Runnable {
                 }
                 case Wire.COMMIT -> commit(session, id, in);
                 case Wire.ABORT -> {
-                    state.abort(Varints.readUnsigned(in));
+                    long ts = Varints.readUnsigned(in);
+                    if (state.begunByAnother(ts, session.id)) {
+                        state.abortForOwner(ts); // decided now, but still held under the watermark for its owner
+                    } else {
+                        state.abort(ts);
+                    }
                     ack(session, id);
                 }
                 case Wire.CLEANED_UP -> {

@@ -18,7 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Requests about a transaction from a connection that did not begin it (found by OracleSurvivesRandomFramesTest):
  * COMMIT is refused and FINISH ignored, so another connection cannot decide or drop it; ABORT is honoured (a client
- * aborts on a new connection a transaction it began on one it lost).
+ * aborts on a new connection a transaction it began on one it lost) but the transaction keeps holding the low
+ * watermark for its owner until the owner is done with it.
  */
 class ForeignTransactionRequestsTest {
     private static final int MAX_WRITE_SET_ROWS = 4;
@@ -74,15 +75,40 @@ class ForeignTransactionRequestsTest {
         assertEquals(Wire.COMMITTED, reply(owner, 2).type());
     }
 
+    /**
+     * The abort is decided at once, but the transaction keeps holding the low watermark until its owner is done with
+     * it: the owner may still be reading its snapshot (before, the abort let the watermark pass it at once).
+     */
     @Test
-    void anotherConnectionMayAbortATransactionAsAClientDoesForOneBegunOnAConnectionItLost() throws Exception {
+    void anotherConnectionMayAbortATransactionButItsOwnersSnapshotStaysProtectedUntilTheOwnerIsDone()
+            throws Exception {
         long start = begin(owner);
         other.send(request(Wire.ABORT, 1, start));
         assertEquals(Wire.ACK, reply(other, 1).type());
-        owner.send(commit(2, start, 1));
-        Msg reply = reply(owner, 2);
+        assertEquals(Wire.STATUS_ABORTED, query(other, start).value());
+        other.send(request(Wire.FINISH, 0, start)); // ignored: not the owner
+        other.send(request(Wire.ABORT, 2, start)); // again: no change
+        assertEquals(Wire.ACK, reply(other, 2).type());
+        other.send(request(Wire.WATERMARK_QUERY, 3));
+        assertEquals(start, reply(other, 3).value(), "the owner's snapshot is still protected");
+        owner.send(commit(4, start, 1));
+        Msg reply = reply(owner, 4);
         assertEquals(Wire.ABORTED, reply.type(), reply.toString());
         assertEquals(Wire.ABORT_ALREADY_ABORTED, reply.value());
+        other.send(request(Wire.WATERMARK_QUERY, 5));
+        assertTrue(reply(other, 5).value() > start, "the owner is done: the watermark passes its transaction");
+    }
+
+    @Test
+    void anotherConnectionsAbortIsHeldUntilTheOwnersConnectionCloses() throws Exception {
+        long start = begin(owner);
+        other.send(request(Wire.ABORT, 1, start));
+        assertEquals(Wire.ACK, reply(other, 1).type());
+        owner.close(); // its transactions end; the watermark is then held for reader.grace.ms like any lost reader's
+        other.send(request(Wire.WATERMARK_QUERY, 2));
+        assertEquals(start, reply(other, 2).value());
+        other.send(request(Wire.QUERY, 3, start));
+        assertEquals(Wire.STATUS_ABORTED, reply(other, 3).value());
     }
 
     private static long begin(WireSocket s) throws Exception {

@@ -158,6 +158,11 @@ class OracleSurvivesRandomFramesTest {
                 transactions++;
                 if (rnd.nextBoolean()) {
                     sleepMillis(rnd.nextInt(4)); // let the others meddle with a running transaction
+                    long markId = id++;
+                    s.send(frame(b -> writeRequest(b, Wire.WATERMARK_QUERY, markId)));
+                    long watermark = s.expectReply(markId).value();
+                    assertTrue(watermark <= start, "low watermark " + watermark + " passed the running transaction "
+                            + start + ": its snapshot is no longer protected");
                 }
                 int action = rnd.nextInt(10);
                 if (action < 7) {
