@@ -24,6 +24,11 @@ public final class Varints {
                 throw new ProtocolException("truncated varint");
             }
             byte b = in.readByte();
+            if (shift == 63 && (b & 0x7E) != 0) {
+                // The tenth byte holds bit 63 only: more was dropped silently, so that a value beyond 64 bits read
+                // as another one (an overlong timestamp as a small valid one, say).
+                throw new ProtocolException("varint overflows 64 bits");
+            }
             result |= (long) (b & 0x7F) << shift;
             if (b >= 0) {
                 return result;

@@ -335,14 +335,14 @@ class OracleSurvivesRandomFramesTest {
                 Varints.writeUnsigned(b, 7);
                 closeCode = Wire.ERR_MALFORMED;
             }
-            case 1 -> { // an overlong varint (11 bytes) as the request id or a timestamp
+            case 1 -> { // an overlong varint (11 bytes, or 10 beyond 64 bits) as the request id or a timestamp
                 b.writeByte(Wire.QUERY);
                 if (rnd.nextBoolean()) {
-                    overlongVarint(b);
+                    overlongVarint(b, rnd);
                     Varints.writeUnsigned(b, ts);
                 } else {
                     Varints.writeUnsigned(b, 7);
-                    overlongVarint(b);
+                    overlongVarint(b, rnd);
                 }
                 closeCode = Wire.ERR_MALFORMED;
             }
@@ -505,11 +505,16 @@ class OracleSurvivesRandomFramesTest {
         return rows;
     }
 
-    private static void overlongVarint(ByteBuf b) {
-        for (int i = 0; i < 10; i++) {
-            b.writeByte(0x80);
+    private static void overlongVarint(ByteBuf b, Random rnd) {
+        boolean eleven = rnd.nextBoolean();
+        for (int i = 0; i < 9; i++) {
+            b.writeByte(0x80 | (i == 0 ? 1 + rnd.nextInt(100) : 0)); // a small value, once the excess is cut
         }
-        b.writeByte(0);
+        if (eleven) {
+            b.writeByte(0x80).writeByte(0);
+        } else {
+            b.writeByte(2 + rnd.nextInt(126)); // bits above 63
+        }
     }
 
     private static byte pick(Random rnd, byte... types) {
