@@ -331,6 +331,16 @@ public class TTable implements Closeable {
 
     public void put(Transaction tx, List<Put> puts) throws IOException {
         checkUsable(tx);
+        tx.beginWrite();
+        try {
+            putUnderway(tx, puts);
+        } finally {
+            tx.endWrite();
+        }
+    }
+
+    private void putUnderway(Transaction tx, List<Put> puts) throws IOException {
+        checkUsable(tx);
         for (Put p : puts) {
             validate(p);
         }
@@ -356,6 +366,16 @@ public class TTable implements Closeable {
     }
 
     public void delete(Transaction tx, List<Delete> deletes) throws IOException {
+        checkUsable(tx);
+        tx.beginWrite();
+        try {
+            deleteUnderway(tx, deletes);
+        } finally {
+            tx.endWrite();
+        }
+    }
+
+    private void deleteUnderway(Transaction tx, List<Delete> deletes) throws IOException {
         checkUsable(tx);
         for (Delete d : deletes) {
             validate(d);
@@ -412,6 +432,16 @@ public class TTable implements Closeable {
      * before any is applied, so a bad one changes nothing.
      */
     public Result[] batch(Transaction tx, List<? extends Row> actions) throws IOException {
+        checkUsable(tx);
+        tx.beginWrite();
+        try {
+            return batchUnderway(tx, actions);
+        } finally {
+            tx.endWrite();
+        }
+    }
+
+    private Result[] batchUnderway(Transaction tx, List<? extends Row> actions) throws IOException {
         checkUsable(tx);
         List<Row> flat = new ArrayList<>(actions.size());
         int[] owner = new int[actions.size() * 2 + 4];
@@ -507,6 +537,16 @@ public class TTable implements Closeable {
      */
     public Result increment(Transaction tx, Increment increment) throws IOException {
         checkUsable(tx);
+        tx.beginWrite();
+        try {
+            return incrementUnderway(tx, increment);
+        } finally {
+            tx.endWrite();
+        }
+    }
+
+    private Result incrementUnderway(Transaction tx, Increment increment) throws IOException {
+        checkUsable(tx);
         validateReadModifyWrite(increment);
         Result changed = readModifyWrite(tx, increment);
         return increment.isReturnResults() ? changed : Result.create(Collections.emptyList());
@@ -527,6 +567,16 @@ public class TTable implements Closeable {
      */
     public Result append(Transaction tx, Append append) throws IOException {
         checkUsable(tx);
+        tx.beginWrite();
+        try {
+            return appendUnderway(tx, append);
+        } finally {
+            tx.endWrite();
+        }
+    }
+
+    private Result appendUnderway(Transaction tx, Append append) throws IOException {
+        checkUsable(tx);
         validateReadModifyWrite(append);
         Result changed = readModifyWrite(tx, append);
         return append.isReturnResults() ? changed : Result.create(Collections.emptyList());
@@ -541,6 +591,16 @@ public class TTable implements Closeable {
      * cannot also commit.
      */
     public CheckAndMutateResult checkAndMutate(Transaction tx, CheckAndMutate check) throws IOException {
+        checkUsable(tx);
+        tx.beginWrite();
+        try {
+            return checkAndMutateUnderway(tx, check);
+        } finally {
+            tx.endWrite();
+        }
+    }
+
+    private CheckAndMutateResult checkAndMutateUnderway(Transaction tx, CheckAndMutate check) throws IOException {
         checkUsable(tx);
         validate(check);
         boolean holds;
@@ -565,7 +625,17 @@ public class TTable implements Closeable {
     }
 
     /** Runs several {@link #checkAndMutate(Transaction, CheckAndMutate)} in order; one result each. */
-    public List<CheckAndMutateResult> checkAndMutate(Transaction tx, List<CheckAndMutate> checks)
+    public List<CheckAndMutateResult> checkAndMutate(Transaction tx, List<CheckAndMutate> checks) throws IOException {
+        checkUsable(tx);
+        tx.beginWrite();
+        try {
+            return checkAndMutateUnderway(tx, checks);
+        } finally {
+            tx.endWrite();
+        }
+    }
+
+    private List<CheckAndMutateResult> checkAndMutateUnderway(Transaction tx, List<CheckAndMutate> checks)
             throws IOException {
         checkUsable(tx);
         for (CheckAndMutate check : checks) {

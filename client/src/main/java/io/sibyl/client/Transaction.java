@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A snapshot-isolation transaction, begun by {@link TransactionManager#begin()}. It reads the snapshot of its start
  * timestamp plus its own writes, and writes versions tagged with its start timestamp. A transaction is meant to be
- * used by one thread at a time; the manager may roll it back from another thread when it is closed.
+ * used by one thread at a time; the manager may roll it back from another thread when it is closed. A commit waits
+ * for write operations under way on other threads and refuses later ones, so no write is half committed or dropped.
  */
 public final class Transaction {
     /** Lifecycle of a transaction. */
@@ -80,6 +81,13 @@ public final class Transaction {
     private volatile boolean lateWritesPossible;
     /** Set by a rollback before it decides what to undo: no write may reach HBase after that. */
     private boolean writesClosed;
+    /**
+     * Set by a commit before it sends the buffered writes and the write set: no write operation may start after
+     * that, so every write that returned normally is in what the commit sends, and none can join afterwards.
+     */
+    private boolean committing;
+    /** Write operations (put, delete, batch, ...) under way, per thread (re-entrant: a batch runs puts). */
+    private final Map<Thread, Integer> writers = new java.util.HashMap<>();
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
@@ -305,6 +313,58 @@ public final class Transaction {
         checkRunning();
         checkWritesOpen();
         rowIds.add(RowIds.of(w.name.getName(), row));
+    }
+
+    /**
+     * A write operation begins on this thread (see {@link TTable}). Ends with {@link #endWrite()}. An operation is
+     * applied whole to the transaction or refused before it starts: a commit waits for the operations under way
+     * (which may then finish), and refuses new ones, so a commit racing writes on other threads never commits a
+     * write that did not return, nor part of a put or batch, nor drops one that returned normally.
+     */
+    synchronized void beginWrite() {
+        Thread me = Thread.currentThread();
+        Integer depth = writers.get(me);
+        if (depth == null) {
+            checkRunning();
+            checkWritesOpen();
+            if (committing) {
+                throw new IllegalStateException("transaction " + startTs + " is being committed (by another"
+                        + " thread): it takes no more writes; a write is part of a commit only if it returned before"
+                        + " commit was called");
+            }
+        }
+        writers.put(me, depth == null ? 1 : depth + 1);
+    }
+
+    synchronized void endWrite() {
+        Thread me = Thread.currentThread();
+        int depth = writers.get(me);
+        if (depth == 1) {
+            writers.remove(me);
+            notifyAll();
+        } else {
+            writers.put(me, depth - 1);
+        }
+    }
+
+    /**
+     * A commit begins: no write operation starts from now on, and those under way on other threads are waited for
+     * (uninterruptibly, as the commit's reply is; the interrupt is kept), so that what the commit then flushes and
+     * sends as the write set is everything this transaction will ever write.
+     */
+    synchronized void closeForCommit() {
+        committing = true;
+        boolean interrupted = false;
+        while (!writers.isEmpty()) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     synchronized void flushIfFull() throws IOException {

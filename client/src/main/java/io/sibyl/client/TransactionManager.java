@@ -246,6 +246,10 @@ public final class TransactionManager implements AutoCloseable {
 
     private void commitClaimed(Transaction tx) throws RollbackException {
         long startTs = tx.getStartTimestamp();
+        // Writes racing the commit on other threads: those under way finish first and later ones are refused, so a
+        // write that returned normally is committed (or rolled back) with the rest, never dropped or half applied,
+        // and nothing reaches HBase that is not in the write set (and the roll-back-only check below sees them).
+        tx.closeForCommit();
         Exception failedWrite = tx.writeFailure();
         if (failedWrite != null) {
             throw rollBackAfterWriteFailure(tx, failedWrite);

@@ -1,0 +1,112 @@
+package io.sibyl.client;
+
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static io.sibyl.client.TestSupport.CF;
+import static io.sibyl.client.TestSupport.b;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** One transaction misused from several threads at once: nothing reported written is lost, nothing half applied. */
+@ExtendWith(MiniCluster.class)
+class ConcurrentTransactionUseTest {
+    private static TransactionManager tm;
+    private static TTable t;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        tm = c.manager();
+        t = new TTable(c.connection(), c.createTable("concurrent_use", "cf"));
+    }
+
+    @AfterAll
+    static void close() {
+        t.close();
+        tm.close();
+    }
+
+    /**
+     * Threads keep putting two-column rows into a transaction while another thread commits it. Every put that
+     * returned normally must be committed whole; every put that threw must have left nothing.
+     */
+    @Test
+    void putsRacingACommitAreCommittedWholeOrRefused() throws Exception {
+        for (int round = 0; round < 20; round++) {
+            Transaction tx = tm.begin();
+            String prefix = "r" + round + "-";
+            int threads = 3;
+            CountDownLatch started = new CountDownLatch(threads);
+            AtomicBoolean stop = new AtomicBoolean();
+            List<String> ok = new ArrayList<>();
+            List<String> refused = new ArrayList<>();
+            AtomicReference<Throwable> unexpected = new AtomicReference<>();
+            List<Thread> writers = new ArrayList<>();
+            for (int w = 0; w < threads; w++) {
+                int id = w;
+                Thread th = new Thread(() -> {
+                    started.countDown();
+                    for (int n = 0; !stop.get(); n++) {
+                        String row = prefix + id + "-" + n;
+                        try {
+                            t.put(tx, new Put(b(row)).addColumn(CF, b("a"), b("x")).addColumn(CF, b("b"), b("y")));
+                            synchronized (ok) {
+                                ok.add(row);
+                            }
+                        } catch (IllegalStateException e) {
+                            synchronized (refused) {
+                                refused.add(row);
+                            }
+                            return;
+                        } catch (Throwable e) {
+                            unexpected.set(e);
+                            return;
+                        }
+                    }
+                });
+                th.start();
+                writers.add(th);
+            }
+            started.await();
+            Thread.sleep(2);
+            tm.commit(tx);
+            stop.set(true);
+            for (Thread th : writers) {
+                th.join(10_000);
+            }
+            assertNull(unexpected.get());
+            assertEquals(Transaction.Status.COMMITTED, tx.getStatus());
+            Transaction check = tm.begin();
+            List<Get> gets = new ArrayList<>();
+            ok.forEach(r -> gets.add(new Get(b(r))));
+            refused.forEach(r -> gets.add(new Get(b(r))));
+            Result[] got = t.get(check, gets);
+            for (int i = 0; i < got.length; i++) {
+                String row = i < ok.size() ? ok.get(i) : refused.get(i - ok.size());
+                int cells = got[i].size();
+                if (i < ok.size()) {
+                    assertEquals(2, cells, "put of " + row + " returned normally before the commit returned,"
+                            + " but the committed row holds " + cells + " of its 2 cells");
+                } else {
+                    assertEquals(0, cells, "put of " + row + " was refused but left " + cells + " cells committed");
+                }
+            }
+            tm.commit(check);
+        }
+    }
+}
