@@ -386,7 +386,10 @@ public final class TransactionManager implements AutoCloseable {
             T result;
             try {
                 result = work.apply(tx);
-            } catch (RuntimeException | Error e) {
+            } catch (Throwable e) {
+                // Throwable, not RuntimeException | Error: a checked exception thrown undeclared (Kotlin, Scala or
+                // Groovy work, Lombok's @SneakyThrows) would otherwise leave the transaction running at the oracle,
+                // holding the low watermark until transaction.max.age.ms. Rethrown as is (precise rethrow).
                 if (tx.getStatus() == Transaction.Status.RUNNING && !tx.isInDoubt()) {
                     try {
                         rollback(tx);

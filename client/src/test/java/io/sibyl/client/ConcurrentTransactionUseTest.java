@@ -109,4 +109,36 @@ class ConcurrentTransactionUseTest {
             tm.commit(check);
         }
     }
+
+    /**
+     * Work given to run() that throws a checked exception undeclared (as Kotlin, Scala or Groovy code and Lombok's
+     * {@code @SneakyThrows} do) must roll its transaction back like an unchecked one, not leave it running at the
+     * oracle, where it would hold the low watermark until the transaction max age.
+     */
+    @Test
+    void runRollsBackWorkThatThrowsACheckedExceptionUndeclared() throws Exception {
+        AtomicReference<Transaction> seen = new AtomicReference<>();
+        java.io.IOException thrown = new java.io.IOException("from Kotlin");
+        Throwable caught = null;
+        try {
+            tm.run(tx -> {
+                seen.set(tx);
+                try {
+                    t.put(tx, new Put(b("sneaky")).addColumn(CF, b("a"), b("x")));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                return ConcurrentTransactionUseTest.<RuntimeException>sneakyThrow(thrown);
+            });
+        } catch (Throwable e) {
+            caught = e;
+        }
+        assertEquals(thrown, caught, "the work's exception propagates as is");
+        assertEquals(Transaction.Status.ROLLED_BACK, seen.get().getStatus());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> Void sneakyThrow(Throwable e) throws E {
+        throw (E) e;
+    }
 }
