@@ -51,6 +51,7 @@ final class AbortCleanup implements AutoCloseable {
             reportCleanedUp(tx, report);
             return;
         }
+        Transaction.keepInterrupt(failure); // an interrupted rollback: the caller's flag stays set (HBase cleared it)
         LOG.warn("could not delete the versions of aborted transaction {}: {}; they stay invisible (the oracle keeps"
                 + " the transaction in its aborted set) and are deleted in the background once HBase takes them",
                 tx.getStartTimestamp(), failure.toString());

@@ -237,6 +237,9 @@ public class TTable implements Closeable {
                 }
             }
             resolved = reader.resolve(fetched);
+        } catch (IOException e) {
+            Transaction.keepInterrupt(e); // HBase cleared the interrupt flag it turned into InterruptedIOException
+            throw e;
         }
         for (int i = 0; i < out.length; i++) {
             if (out[i] != null) {

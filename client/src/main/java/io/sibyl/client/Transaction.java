@@ -390,10 +390,20 @@ public final class Transaction {
                 sendWithinReadWindow(w, w.drain(startTs));
             }
         } catch (IOException | RuntimeException e) {
-            if (writeFailure == null) {
-                writeFailure = e;
+            Exception failure = e;
+            if (keepInterrupt(e)) {
+                // HBase reports an interrupted batch as a bare InterruptedIOException, or as "Failed 1 action:
+                // InterruptedIOException": say what happened and what it means for the transaction.
+                failure = (Exception) new InterruptedIOException("interrupted while sending the writes of transaction "
+                        + startTs + " to HBase: some may have been written, so it can only roll back").initCause(e);
             }
-            throw e;
+            if (writeFailure == null) {
+                writeFailure = failure;
+            }
+            if (failure instanceof IOException io) {
+                throw io;
+            }
+            throw (RuntimeException) failure;
         } finally {
             bufferedBytes = 0;
         }
@@ -579,6 +589,38 @@ public final class Transaction {
     void markInDoubt() {
         finishedHow = "in doubt (its commit outcome is unknown)";
         inDoubt = true;
+    }
+
+    /**
+     * HBase's client turns an interrupt of the calling thread into an {@link InterruptedIOException} (alone, or in a
+     * {@link RetriesExhaustedWithDetailsException} for a batch) and clears the thread's interrupt flag on the way.
+     * Sets the flag again if {@code e} says the call was interrupted, so that the application, its executor and
+     * {@code run} still see the interrupt; returns whether it did.
+     */
+    static boolean keepInterrupt(Throwable e) {
+        if (interrupted(e, 0)) {
+            Thread.currentThread().interrupt();
+            return true;
+        }
+        return false;
+    }
+
+    private static boolean interrupted(Throwable e, int depth) {
+        if (e == null || depth > 8) {
+            return false;
+        }
+        if (e instanceof InterruptedException || e instanceof java.nio.channels.ClosedByInterruptException
+                || (e instanceof InterruptedIOException && !(e instanceof SocketTimeoutException))) {
+            return true;
+        }
+        if (e instanceof RetriesExhaustedWithDetailsException batch) {
+            for (int i = 0; i < batch.getNumExceptions(); i++) {
+                if (interrupted(batch.getCause(i), depth + 1)) {
+                    return true;
+                }
+            }
+        }
+        return e.getCause() != e && interrupted(e.getCause(), depth + 1);
     }
 
     static String describe(OracleException e) {

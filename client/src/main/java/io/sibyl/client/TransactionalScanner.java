@@ -101,6 +101,7 @@ final class TransactionalScanner implements ResultScanner {
         try {
             this.raw = openRaw(s, limit);
         } catch (IOException | RuntimeException e) {
+            Transaction.keepInterrupt(e); // HBase cleared the interrupt flag it turned into InterruptedIOException
             table.close();
             throw e;
         }
@@ -153,6 +154,15 @@ final class TransactionalScanner implements ResultScanner {
 
     @Override
     public Result next() throws IOException {
+        try {
+            return nextRow();
+        } catch (IOException e) {
+            Transaction.keepInterrupt(e); // HBase cleared the interrupt flag it turned into InterruptedIOException
+            throw e;
+        }
+    }
+
+    private Result nextRow() throws IOException {
         while (ready.isEmpty()) {
             if (done || closed) {
                 return null;
@@ -269,11 +279,18 @@ final class TransactionalScanner implements ResultScanner {
             return;
         }
         closed = true;
-        raw.close();
+        // HBase's scanner close may swallow the interrupt of a thread whose scan was just interrupted (the usual
+        // try-with-resources after an InterruptedIOException): the flag stays as it was.
+        boolean interrupted = Thread.currentThread().isInterrupted();
         try {
+            raw.close();
             table.close();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            if (interrupted && !Thread.currentThread().isInterrupted()) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -4,13 +4,17 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -20,6 +24,7 @@ import static io.sibyl.client.TestSupport.CF;
 import static io.sibyl.client.TestSupport.b;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** One transaction misused from several threads at once: nothing reported written is lost, nothing half applied. */
@@ -135,6 +140,50 @@ class ConcurrentTransactionUseTest {
         }
         assertEquals(thrown, caught, "the work's exception propagates as is");
         assertEquals(Transaction.Status.ROLLED_BACK, seen.get().getStatus());
+    }
+
+    /**
+     * An interrupted thread's get, scan, write-through put and commit fail with an exception that says so, the
+     * interrupt flag stays set (HBase's client clears it), the transaction is rolled back whole, and the manager
+     * goes on serving.
+     */
+    @Test
+    void anInterruptedReadWriteOrCommitFailsClearlyAndKeepsTheInterruptFlag() throws Exception {
+        Transaction tx = tm.begin();
+        t.put(tx, new Put(b("intr-a")).addColumn(CF, b("a"), b("x")));
+        Thread.currentThread().interrupt();
+        assertThrows(InterruptedIOException.class, () -> t.get(tx, new Get(b("intr-x"))));
+        assertTrue(Thread.interrupted(), "get keeps the interrupt flag");
+        Thread.currentThread().interrupt();
+        assertThrows(InterruptedIOException.class, () -> {
+            try (ResultScanner s = t.getScanner(tx, new Scan())) {
+                s.next();
+            }
+        });
+        assertTrue(Thread.interrupted(), "a scan keeps the interrupt flag");
+        Thread.currentThread().interrupt();
+        RollbackException rolledBack = assertThrows(RollbackException.class, () -> tm.commit(tx));
+        assertTrue(Thread.interrupted(), "commit keeps the interrupt flag");
+        assertTrue(rolledBack.getMessage().contains("interrupted while sending"), rolledBack.getMessage());
+        assertEquals(Transaction.Status.ROLLED_BACK, tx.getStatus());
+
+        try (TransactionManager writeThrough = MiniCluster.get().manager(
+                Map.of(TransactionManager.WRITE_BUFFER_BYTES, "0"));
+             TTable wt = new TTable(writeThrough.getConnection(), t.getName())) {
+            Transaction w = writeThrough.begin();
+            Thread.currentThread().interrupt();
+            assertThrows(InterruptedIOException.class,
+                    () -> wt.put(w, new Put(b("intr-b")).addColumn(CF, b("a"), b("x"))));
+            assertTrue(Thread.interrupted(), "a write-through put keeps the interrupt flag");
+            assertThrows(RollbackException.class, () -> writeThrough.commit(w));
+        }
+
+        Transaction after = tm.begin(); // the manager still serves
+        assertTrue(t.get(after, new Get(b("intr-a"))).isEmpty());
+        assertTrue(t.get(after, new Get(b("intr-b"))).isEmpty());
+        t.put(after, new Put(b("intr-c")).addColumn(CF, b("a"), b("x")));
+        tm.commit(after);
+        assertEquals(Transaction.Status.COMMITTED, after.getStatus());
     }
 
     @SuppressWarnings("unchecked")
