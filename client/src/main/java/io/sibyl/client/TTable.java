@@ -222,6 +222,14 @@ public class TTable implements Closeable {
             raw.add(r);
         }
         Result[] out = new Result[gets.size()];
+        // The transaction's own buffered writes are copied before HBase is read: a flush by another thread (a put
+        // filling the buffer, a commit) moves them from the buffer to HBase, and a read that fetched from HBase first
+        // and looked at the buffer after would find them in neither. Copied first, they are in the copy or, if sent
+        // before the copy, already in HBase when it is read (a flush holds the transaction until they are).
+        List<NavigableMap<byte[], NavigableMap<byte[], byte[]>>> own = new ArrayList<>(gets.size());
+        for (Get g : gets) {
+            own.add(tx.bufferedRow(name, g.getRow()));
+        }
         List<List<Cell>> resolved;
         try (Table t = connection.getTable(name)) {
             Result[] fetched = raw.size() == 1 ? new Result[] {t.get(raw.get(0))} : t.get(raw);
@@ -231,7 +239,7 @@ public class TTable implements Closeable {
                 Get g = gets.get(i);
                 if (g.getFilter() == null && g.getMaxResultsPerColumnFamily() < 0
                         && g.getRowOffsetPerColumnFamily() <= 0 && !g.isCheckExistenceOnly()
-                        && reader.isAlreadySnapshot(fetched[i]) && tx.bufferedRow(name, g.getRow()) == null) {
+                        && reader.isAlreadySnapshot(fetched[i]) && own.get(i) == null) {
                     out[i] = fetched[i]; // fast path: HBase's own result is the snapshot
                     fetched[i] = null;
                 }
@@ -246,8 +254,7 @@ public class TTable implements Closeable {
                 continue;
             }
             Get g = gets.get(i);
-            List<Cell> cells = SnapshotReader.overlay(resolved.get(i), g.getRow(), tx.bufferedRow(name, g.getRow()),
-                    g.getFamilyMap(), ts);
+            List<Cell> cells = SnapshotReader.overlay(resolved.get(i), g.getRow(), own.get(i), g.getFamilyMap(), ts);
             cells = new ClientSideFilter(g.getFilter(), g.getMaxResultsPerColumnFamily(),
                     g.getRowOffsetPerColumnFamily()).apply(cells);
             if (g.isCheckExistenceOnly()) {

@@ -116,6 +116,49 @@ class ConcurrentTransactionUseTest {
     }
 
     /**
+     * A thread reads a row it just wrote while other threads' writes to the same transaction fill the write buffer,
+     * so that it is sent to HBase during the read. The read must still see the write (its own transaction's), not
+     * miss it between HBase (fetched before the buffer was sent) and the buffer (copied after it was emptied).
+     */
+    @Test
+    void aReadRacingAFlushByAnotherThreadStillSeesTheTransactionsOwnWrite() throws Exception {
+        try (TransactionManager small = MiniCluster.get().manager(
+                Map.of(TransactionManager.WRITE_BUFFER_BYTES, "2000"));
+             TTable st = new TTable(small.getConnection(), t.getName())) {
+            Transaction tx = small.begin();
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            Thread filler = new Thread(() -> {
+                for (int n = 0; !stop.get(); n++) {
+                    try {
+                        st.put(tx, new Put(b("fill-" + n)).addColumn(CF, b("a"), new byte[200]));
+                    } catch (Throwable e) {
+                        failed.set(e);
+                        return;
+                    }
+                }
+            });
+            filler.start();
+            List<String> missed = new ArrayList<>();
+            try {
+                for (int n = 0; n < 400 && missed.size() < 3; n++) {
+                    String row = "own-" + n;
+                    st.put(tx, new Put(b(row)).addColumn(CF, b("a"), b("x")));
+                    if (st.get(tx, new Get(b(row))).isEmpty()) {
+                        missed.add(row);
+                    }
+                }
+            } finally {
+                stop.set(true);
+                filler.join(10_000);
+            }
+            assertNull(failed.get());
+            assertTrue(missed.isEmpty(), "reads missed the transaction's own writes: " + missed);
+            small.rollback(tx);
+        }
+    }
+
+    /**
      * Work given to run() that throws a checked exception undeclared (as Kotlin, Scala or Groovy code and Lombok's
      * {@code @SneakyThrows} do) must roll its transaction back like an unchecked one, not leave it running at the
      * oracle, where it would hold the low watermark until the transaction max age.
