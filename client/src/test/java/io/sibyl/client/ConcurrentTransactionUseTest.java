@@ -159,6 +159,107 @@ class ConcurrentTransactionUseTest {
     }
 
     /**
+     * Threads begin, write and commit in a loop while the manager is closed. Each ends promptly; a commit that
+     * returned is in the table, a transaction that failed in any way left nothing, and no commit is left in doubt.
+     */
+    @Test
+    void closingTheManagerUnderRunningCommitsEndsEachCommittedOrRolledBack() throws Exception {
+        for (int round = 0; round < 3; round++) {
+            TransactionManager closing = MiniCluster.get().manager();
+            int threads = 4;
+            String prefix = "close" + round + "-";
+            Map<String, String> outcome = new ConcurrentHashMap<>();
+            CountDownLatch going = new CountDownLatch(threads);
+            List<Thread> workers = new ArrayList<>();
+            for (int w = 0; w < threads; w++) {
+                int id = w;
+                Thread th = new Thread(() -> {
+                    going.countDown();
+                    for (int n = 0; ; n++) {
+                        String row = prefix + id + "-" + n;
+                        try {
+                            Transaction tx = closing.begin();
+                            t.put(tx, new Put(b(row)).addColumn(CF, b("a"), b("x")));
+                            closing.commit(tx);
+                            outcome.put(row, "committed");
+                        } catch (RollbackException | IllegalStateException
+                                 | io.sibyl.client.oracle.OracleUnavailableException e) {
+                            outcome.put(row, "failed " + e);
+                            return;
+                        } catch (Throwable e) {
+                            outcome.put(row, "unexpected " + e);
+                            return;
+                        }
+                    }
+                });
+                th.start();
+                workers.add(th);
+            }
+            going.await();
+            Thread.sleep(30);
+            closing.close();
+            for (Thread th : workers) {
+                th.join(10_000);
+                assertTrue(!th.isAlive(), "a worker still runs 10 s after the close");
+            }
+            Transaction check = tm.begin();
+            for (Map.Entry<String, String> e : outcome.entrySet()) {
+                assertTrue(!e.getValue().startsWith("unexpected"), e.getKey() + ": " + e.getValue());
+                boolean visible = !t.get(check, new Get(b(e.getKey()))).isEmpty();
+                assertEquals(e.getValue().equals("committed"), visible, e.getKey() + ": " + e.getValue());
+            }
+            tm.commit(check);
+        }
+    }
+
+    /**
+     * Two threads commit and roll back the same transaction at once (and a third commits it too). Exactly one
+     * finishes it; the others get IllegalStateException; the data agrees with the status.
+     */
+    @Test
+    void commitAndRollbackRacingOnOneTransactionFinishItOnce() throws Exception {
+        for (int round = 0; round < 20; round++) {
+            Transaction tx = tm.begin();
+            String row = "finish-" + round;
+            t.put(tx, new Put(b(row)).addColumn(CF, b("a"), b("x")));
+            CountDownLatch go = new CountDownLatch(1);
+            List<String> results = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<Thread> racers = new ArrayList<>();
+            for (int r = 0; r < 3; r++) {
+                boolean commit = r != 1;
+                Thread th = new Thread(() -> {
+                    try {
+                        go.await();
+                        if (commit) {
+                            tm.commit(tx);
+                        } else {
+                            tm.rollback(tx);
+                        }
+                        results.add("ok");
+                    } catch (IllegalStateException e) {
+                        results.add("refused");
+                    } catch (Throwable e) {
+                        results.add("unexpected " + e);
+                    }
+                });
+                th.start();
+                racers.add(th);
+            }
+            go.countDown();
+            for (Thread th : racers) {
+                th.join(10_000);
+            }
+            assertEquals(1, results.stream().filter("ok"::equals).count(), results.toString());
+            assertEquals(2, results.stream().filter("refused"::equals).count(), results.toString());
+            Transaction check = tm.begin();
+            boolean visible = !t.get(check, new Get(b(row))).isEmpty();
+            tm.commit(check);
+            assertEquals(tx.getStatus() == Transaction.Status.COMMITTED, visible, tx.toString());
+            assertTrue(tx.getStatus() != Transaction.Status.RUNNING, tx.toString());
+        }
+    }
+
+    /**
      * Work given to run() that throws a checked exception undeclared (as Kotlin, Scala or Groovy code and Lombok's
      * {@code @SneakyThrows} do) must roll its transaction back like an unchecked one, not leave it running at the
      * oracle, where it would hold the low watermark until the transaction max age.
