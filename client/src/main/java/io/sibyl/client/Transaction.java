@@ -49,6 +49,8 @@ public final class Transaction {
     private volatile long commitTs;
     /** Why the transaction can no longer be used, when it was finished in an unusual way. */
     private volatile String finishedHow;
+    /** Rolled back by its manager's close, not by the application. */
+    private volatile boolean rolledBackByClose;
     /** Its commit was sent and no oracle could tell the outcome: it may have committed. */
     private volatile boolean inDoubt;
     /** The first failure to send buffered writes to HBase: from then on the transaction can only roll back. */
@@ -584,6 +586,16 @@ public final class Transaction {
             finishedHow = how;
         }
         status = Status.ROLLED_BACK;
+    }
+
+    /** Rolled back by its manager's close (not by the application): see {@link TransactionManager#run}. */
+    void markRolledBackByClose() {
+        rolledBackByClose = true;
+        markRolledBack("rolled back because its TransactionManager was closed");
+    }
+
+    boolean wasRolledBackByClose() {
+        return rolledBackByClose;
     }
 
     void markInDoubt() {

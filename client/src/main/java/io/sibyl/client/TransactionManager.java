@@ -403,6 +403,13 @@ public final class TransactionManager implements AutoCloseable {
                 backoff = backOff(backoff);
                 continue;
             }
+            if (tx.wasRolledBackByClose()) {
+                // Not the work's own rollback: the manager was closed (by another thread) after the work's last
+                // write. Returning the result would report work as done that the close undid.
+                throw new IllegalStateException("this TransactionManager was closed while run's work was under way:"
+                        + " its transaction " + tx.getStartTimestamp() + " was rolled back and nothing of it was"
+                        + " committed; create a new manager and run it again");
+            }
             if (tx.getStatus() != Transaction.Status.RUNNING) {
                 return result;
             }
@@ -457,7 +464,7 @@ public final class TransactionManager implements AutoCloseable {
                 if (tx.getStatus() == Transaction.Status.RUNNING && !tx.isInDoubt() && tx.claimFinish()) {
                     try {
                         rollbackClaimed(tx);
-                        tx.markRolledBack("rolled back because its TransactionManager was closed");
+                        tx.markRolledBackByClose();
                     } finally {
                         tx.releaseFinishIfRunning();
                     }

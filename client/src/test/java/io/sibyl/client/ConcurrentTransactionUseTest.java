@@ -260,6 +260,49 @@ class ConcurrentTransactionUseTest {
     }
 
     /**
+     * The manager is closed (application shutdown) while run()'s work is between its last write and its return.
+     * run() must not return normally as if the work had committed: the close rolled its transaction back.
+     */
+    @Test
+    void runDoesNotReportSuccessWhenTheManagerClosedUnderItsWork() throws Exception {
+        TransactionManager closing = MiniCluster.get().manager();
+        CountDownLatch written = new CountDownLatch(1);
+        CountDownLatch closed = new CountDownLatch(1);
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        Thread worker = new Thread(() -> {
+            try {
+                outcome.set(closing.run(tx -> {
+                    try {
+                        t.put(tx, new Put(b("run-closed")).addColumn(CF, b("a"), b("x")));
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                    written.countDown();
+                    try {
+                        closed.await();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                    return "returned normally";
+                }));
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        });
+        worker.start();
+        written.await();
+        closing.close();
+        closed.countDown();
+        worker.join(10_000);
+        Transaction check = tm.begin();
+        boolean visible = !t.get(check, new Get(b("run-closed"))).isEmpty();
+        tm.commit(check);
+        assertTrue(!visible, "the close rolled the work back");
+        assertTrue(outcome.get() instanceof IllegalStateException ise && ise.getMessage().contains("closed"),
+                "run() must fail, not return as if committed: " + outcome.get());
+    }
+
+    /**
      * Work given to run() that throws a checked exception undeclared (as Kotlin, Scala or Groovy code and Lombok's
      * {@code @SneakyThrows} do) must roll its transaction back like an unchecked one, not leave it running at the
      * oracle, where it would hold the low watermark until the transaction max age.
