@@ -375,7 +375,8 @@ public final class TransactionManager implements AutoCloseable {
      * to {@value #RETRY_ATTEMPTS} attempts. If {@code work} throws, the transaction is rolled back and the exception
      * propagates (wrap checked exceptions, e.g. in {@link java.io.UncheckedIOException}), except a
      * {@link SnapshotExpiredException} wrapped so, which is retried like a failover. If {@code work} commits
-     * or rolls back the transaction itself, its result is returned as is.
+     * or rolls back the transaction itself, its result is returned as is. If this manager is closed while
+     * {@code work} runs, {@link IllegalStateException}: the close rolled the transaction back.
      *
      * @throws RollbackException the last rollback, when it is not retryable or the attempts are used up
      */
