@@ -689,6 +689,12 @@ public class TTable implements Closeable {
         if (closed) {
             throw new IllegalStateException("this TTable for " + name + " is closed; open a new one");
         }
+        if (connection.isClosed()) {
+            // E.g. a TTable on another manager's connection, closed with that manager: a put would be buffered and
+            // only the commit would fail, as WRITE_FAILED.
+            throw new IllegalStateException("the HBase connection of this TTable for " + name + " is closed (with"
+                    + " the TransactionManager that opened it?); open the TTable on a live connection");
+        }
         if (tx == null) {
             throw new NullPointerException("transaction is null: begin one with TransactionManager.begin()");
         }

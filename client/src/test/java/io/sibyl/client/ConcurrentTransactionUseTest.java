@@ -317,6 +317,30 @@ class ConcurrentTransactionUseTest {
     }
 
     /**
+     * A transaction of one manager used through a TTable on another manager's connection: fine while both are open;
+     * once the other manager closed its connection, a put through that TTable is refused at once, not accepted and
+     * failed only at commit.
+     */
+    @Test
+    void aTTableOnAnotherManagersClosedConnectionRefusesWritesAtOnce() throws Exception {
+        TransactionManager other = MiniCluster.get().manager(Map.of());
+        TTable onOther = new TTable(other.getConnection(), t.getName());
+        Transaction tx = tm.begin();
+        onOther.put(tx, new Put(b("cross-a")).addColumn(CF, b("a"), b("x")));
+        assertEquals(1, onOther.get(tx, new Get(b("cross-a"))).size());
+        tm.commit(tx);
+        other.close();
+        Transaction late = tm.begin();
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> onOther.put(late, new Put(b("cross-b")).addColumn(CF, b("a"), b("x"))));
+        assertTrue(e.getMessage().contains("connection of this TTable") && e.getMessage().contains("closed"),
+                e.getMessage());
+        t.put(late, new Put(b("cross-b")).addColumn(CF, b("a"), b("x"))); // the transaction itself is fine
+        tm.commit(late);
+        assertEquals(Transaction.Status.COMMITTED, late.getStatus());
+    }
+
+    /**
      * Work given to run() that throws a checked exception undeclared (as Kotlin, Scala or Groovy code and Lombok's
      * {@code @SneakyThrows} do) must roll its transaction back like an unchecked one, not leave it running at the
      * oracle, where it would hold the low watermark until the transaction max age.
