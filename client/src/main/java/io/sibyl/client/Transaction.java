@@ -88,8 +88,13 @@ public final class Transaction {
      * that, so every write that returned normally is in what the commit sends, and none can join afterwards.
      */
     private boolean committing;
-    /** Write operations (put, delete, batch, ...) under way, per thread (re-entrant: a batch runs puts). */
-    private final Map<Thread, Integer> writers = new java.util.HashMap<>();
+    /**
+     * Held by the one write operation (put, delete, batch, increment, checkAndMutate, ...) under way; re-entrant, as
+     * a batch runs puts. Write operations of one transaction shared by threads run one at a time, as on one HBase
+     * row: an increment's read and write are not split by another write (two increments lost one), and a commit
+     * takes it to wait for the operation under way.
+     */
+    private final java.util.concurrent.locks.ReentrantLock writeLock = new java.util.concurrent.locks.ReentrantLock();
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
@@ -318,54 +323,49 @@ public final class Transaction {
     }
 
     /**
-     * A write operation begins on this thread (see {@link TTable}). Ends with {@link #endWrite()}. An operation is
-     * applied whole to the transaction or refused before it starts: a commit waits for the operations under way
-     * (which may then finish), and refuses new ones, so a commit racing writes on other threads never commits a
-     * write that did not return, nor part of a put or batch, nor drops one that returned normally.
+     * A write operation begins on this thread (see {@link TTable}); ends with {@link #endWrite()}. Operations on one
+     * transaction run one at a time; each is applied whole or refused before it starts: a commit waits for the
+     * operation under way (which may then finish) and refuses later ones, so a commit racing writes on other threads
+     * never commits part of a put or batch, nor drops one that returned normally.
      */
-    synchronized void beginWrite() {
-        Thread me = Thread.currentThread();
-        Integer depth = writers.get(me);
-        if (depth == null) {
-            checkRunning();
-            checkWritesOpen();
-            if (committing) {
-                throw new IllegalStateException("transaction " + startTs + " is being committed (by another"
-                        + " thread): it takes no more writes; a write is part of a commit only if it returned before"
-                        + " commit was called");
-            }
+    void beginWrite() {
+        writeLock.lock();
+        if (writeLock.getHoldCount() > 1) {
+            return; // nested in an operation that passed the checks
         }
-        writers.put(me, depth == null ? 1 : depth + 1);
+        try {
+            synchronized (this) {
+                checkRunning();
+                checkWritesOpen();
+                if (committing) {
+                    throw new IllegalStateException("transaction " + startTs + " is being committed (by another"
+                            + " thread): it takes no more writes; a write is part of a commit only if it returned"
+                            + " before commit was called");
+                }
+            }
+        } catch (RuntimeException e) {
+            writeLock.unlock();
+            throw e;
+        }
     }
 
-    synchronized void endWrite() {
-        Thread me = Thread.currentThread();
-        int depth = writers.get(me);
-        if (depth == 1) {
-            writers.remove(me);
-            notifyAll();
-        } else {
-            writers.put(me, depth - 1);
-        }
+    void endWrite() {
+        writeLock.unlock();
     }
 
     /**
-     * A commit begins: no write operation starts from now on, and those under way on other threads are waited for
-     * (uninterruptibly, as the commit's reply is; the interrupt is kept), so that what the commit then flushes and
-     * sends as the write set is everything this transaction will ever write.
+     * A commit begins: waits for the write operation under way on another thread (uninterruptibly, as the commit's
+     * reply is) and refuses later ones, so that what the commit then flushes and sends as the write set is
+     * everything this transaction will ever write.
      */
-    synchronized void closeForCommit() {
-        committing = true;
-        boolean interrupted = false;
-        while (!writers.isEmpty()) {
-            try {
-                wait();
-            } catch (InterruptedException e) {
-                interrupted = true;
+    void closeForCommit() {
+        writeLock.lock();
+        try {
+            synchronized (this) {
+                committing = true;
             }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
+        } finally {
+            writeLock.unlock();
         }
     }
 

@@ -341,6 +341,40 @@ class ConcurrentTransactionUseTest {
     }
 
     /**
+     * Threads increment one counter in one shared transaction, as they would on a plain HBase Table: each
+     * increment reads the transaction's value and writes it plus one, so two interleaved ones lost an update.
+     */
+    @Test
+    void incrementsFromSeveralThreadsInOneTransactionLoseNoUpdate() throws Exception {
+        Transaction tx = tm.begin();
+        int threads = 4;
+        int each = 40;
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        List<Thread> workers = new ArrayList<>();
+        for (int w = 0; w < threads; w++) {
+            Thread th = new Thread(() -> {
+                for (int n = 0; n < each; n++) {
+                    try {
+                        t.incrementColumnValue(tx, b("shared-counter"), CF, b("n"), 1);
+                    } catch (Throwable e) {
+                        failed.set(e);
+                        return;
+                    }
+                }
+            });
+            th.start();
+            workers.add(th);
+        }
+        for (Thread th : workers) {
+            th.join(20_000);
+        }
+        assertNull(failed.get());
+        assertEquals(threads * each, org.apache.hadoop.hbase.util.Bytes.toLong(
+                t.get(tx, new Get(b("shared-counter"))).getValue(CF, b("n"))));
+        tm.commit(tx);
+    }
+
+    /**
      * Work given to run() that throws a checked exception undeclared (as Kotlin, Scala or Groovy code and Lombok's
      * {@code @SneakyThrows} do) must roll its transaction back like an unchecked one, not leave it running at the
      * oracle, where it would hold the low watermark until the transaction max age.
