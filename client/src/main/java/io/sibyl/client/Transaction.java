@@ -13,6 +13,7 @@ import org.apache.hadoop.hbase.ipc.CallTimeoutException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
+import java.nio.channels.ClosedByInterruptException;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,12 +27,14 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A snapshot-isolation transaction, begun by {@link TransactionManager#begin()}. It reads the snapshot of its start
  * timestamp plus its own writes, and writes versions tagged with its start timestamp. A transaction is meant to be
- * used by one thread at a time; the manager may roll it back from another thread when it is closed. A commit waits
- * for write operations under way on other threads and refuses later ones, so no write is half committed or dropped.
+ * used by one thread at a time; the manager may roll it back from another thread when it is closed. If threads share
+ * it anyway, its write operations run one at a time, and a commit waits for the one under way and refuses later
+ * ones, so no write is lost, half committed or dropped.
  */
 public final class Transaction {
     /** Lifecycle of a transaction. */
@@ -94,7 +97,7 @@ public final class Transaction {
      * row: an increment's read and write are not split by another write (two increments lost one), and a commit
      * takes it to wait for the operation under way.
      */
-    private final java.util.concurrent.locks.ReentrantLock writeLock = new java.util.concurrent.locks.ReentrantLock();
+    private final ReentrantLock writeLock = new ReentrantLock();
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
@@ -621,7 +624,7 @@ public final class Transaction {
         if (e == null || depth > 8) {
             return false;
         }
-        if (e instanceof InterruptedException || e instanceof java.nio.channels.ClosedByInterruptException
+        if (e instanceof InterruptedException || e instanceof ClosedByInterruptException
                 || (e instanceof InterruptedIOException && !(e instanceof SocketTimeoutException))) {
             return true;
         }
