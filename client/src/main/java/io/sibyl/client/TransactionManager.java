@@ -474,6 +474,8 @@ public final class TransactionManager implements AutoCloseable {
                 LOG.warn("rolling back transaction {} at close failed: {}", tx.getStartTimestamp(), e.toString());
             }
         }
+        // A commit that took its claim after the first wait (the loop above then left it alone) is under way too.
+        awaitCommitsUnderWay();
         cleanup.close();
         oracle.close();
         if (ownsConnection) {
