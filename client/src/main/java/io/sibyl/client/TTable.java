@@ -340,13 +340,10 @@ public class TTable implements Closeable {
     }
 
     public void put(Transaction tx, List<Put> puts) throws IOException {
-        checkUsable(tx);
-        tx.beginWrite();
-        try {
+        underWrite(tx, () -> {
             putUnderway(tx, puts);
-        } finally {
-            tx.endWrite();
-        }
+            return null;
+        });
     }
 
     private void putUnderway(Transaction tx, List<Put> puts) throws IOException {
@@ -376,13 +373,10 @@ public class TTable implements Closeable {
     }
 
     public void delete(Transaction tx, List<Delete> deletes) throws IOException {
-        checkUsable(tx);
-        tx.beginWrite();
-        try {
+        underWrite(tx, () -> {
             deleteUnderway(tx, deletes);
-        } finally {
-            tx.endWrite();
-        }
+            return null;
+        });
     }
 
     private void deleteUnderway(Transaction tx, List<Delete> deletes) throws IOException {
@@ -442,13 +436,7 @@ public class TTable implements Closeable {
      * before any is applied, so a bad one changes nothing.
      */
     public Result[] batch(Transaction tx, List<? extends Row> actions) throws IOException {
-        checkUsable(tx);
-        tx.beginWrite();
-        try {
-            return batchUnderway(tx, actions);
-        } finally {
-            tx.endWrite();
-        }
+        return underWrite(tx, () -> batchUnderway(tx, actions));
     }
 
     private Result[] batchUnderway(Transaction tx, List<? extends Row> actions) throws IOException {
@@ -546,13 +534,7 @@ public class TTable implements Closeable {
      * @throws org.apache.hadoop.hbase.DoNotRetryIOException if a column holds something other than an 8-byte long
      */
     public Result increment(Transaction tx, Increment increment) throws IOException {
-        checkUsable(tx);
-        tx.beginWrite();
-        try {
-            return incrementUnderway(tx, increment);
-        } finally {
-            tx.endWrite();
-        }
+        return underWrite(tx, () -> incrementUnderway(tx, increment));
     }
 
     private Result incrementUnderway(Transaction tx, Increment increment) throws IOException {
@@ -576,13 +558,7 @@ public class TTable implements Closeable {
      * {@code append.setReturnResults(false)}.
      */
     public Result append(Transaction tx, Append append) throws IOException {
-        checkUsable(tx);
-        tx.beginWrite();
-        try {
-            return appendUnderway(tx, append);
-        } finally {
-            tx.endWrite();
-        }
+        return underWrite(tx, () -> appendUnderway(tx, append));
     }
 
     private Result appendUnderway(Transaction tx, Append append) throws IOException {
@@ -601,13 +577,7 @@ public class TTable implements Closeable {
      * cannot also commit.
      */
     public CheckAndMutateResult checkAndMutate(Transaction tx, CheckAndMutate check) throws IOException {
-        checkUsable(tx);
-        tx.beginWrite();
-        try {
-            return checkAndMutateUnderway(tx, check);
-        } finally {
-            tx.endWrite();
-        }
+        return underWrite(tx, () -> checkAndMutateUnderway(tx, check));
     }
 
     private CheckAndMutateResult checkAndMutateUnderway(Transaction tx, CheckAndMutate check) throws IOException {
@@ -636,13 +606,7 @@ public class TTable implements Closeable {
 
     /** Runs several {@link #checkAndMutate(Transaction, CheckAndMutate)} in order; one result each. */
     public List<CheckAndMutateResult> checkAndMutate(Transaction tx, List<CheckAndMutate> checks) throws IOException {
-        checkUsable(tx);
-        tx.beginWrite();
-        try {
-            return checkAndMutateUnderway(tx, checks);
-        } finally {
-            tx.endWrite();
-        }
+        return underWrite(tx, () -> checkAndMutateUnderway(tx, checks));
     }
 
     private List<CheckAndMutateResult> checkAndMutateUnderway(Transaction tx, List<CheckAndMutate> checks)
@@ -838,6 +802,25 @@ public class TTable implements Closeable {
                 throw new IllegalArgumentException("a CheckAndMutate's action must be a Put, Delete, Increment, Append"
                         + " or RowMutations, not " + (part == null ? "null" : part.getClass().getSimpleName()));
             }
+        }
+    }
+
+    /** One write operation of a transaction, for {@link #underWrite}. */
+    private interface WriteOperation<T> {
+        T run() throws IOException;
+    }
+
+    /**
+     * Runs {@code operation} as one write operation of {@code tx}: operations of one transaction shared by threads
+     * run one at a time, and a commit waits for the one under way and refuses later ones (Transaction.beginWrite).
+     */
+    private <T> T underWrite(Transaction tx, WriteOperation<T> operation) throws IOException {
+        checkUsable(tx);
+        tx.beginWrite();
+        try {
+            return operation.run();
+        } finally {
+            tx.endWrite();
         }
     }
 
