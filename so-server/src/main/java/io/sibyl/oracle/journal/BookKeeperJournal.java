@@ -90,6 +90,7 @@ public final class BookKeeperJournal implements Journal {
         Checkpoint checkpoint; // non-null for a checkpoint entry (the first, for a checkpoint in several parts)
         LedgerState ledger; // where the current attempt was sent; null while waiting to be (re)sent
         int attempt;
+        long sentNanos; // when the current attempt was sent
         boolean acked;
 
         Entry(byte[] data, int blocks, ArrayList<Runnable> callbacks) {
@@ -522,6 +523,7 @@ public final class BookKeeperJournal implements Journal {
             LedgerState l = current;
             int attempt = ++e.attempt;
             e.ledger = l;
+            e.sentNanos = System.nanoTime();
             l.outstanding++;
             l.bytesSent += e.data.length;
             l.entriesSent++;
@@ -1120,12 +1122,25 @@ public final class BookKeeperJournal implements Journal {
             return;
         }
         long failingFor;
+        long stalledFor = -1;
+        long stalledLedger = -1;
         synchronized (this) {
             failingFor = unacked.isEmpty() && !rolling ? -1 : failingForMs();
+            Entry oldest = unacked.peekFirst();
+            if (oldest != null && oldest.ledger != null && !oldest.acked) {
+                stalledFor = (System.nanoTime() - oldest.sentNanos) / 1_000_000;
+                stalledLedger = oldest.ledger.handle.getId();
+            }
         }
         if (failingFor >= settings.writeRetryMs()) {
             // The retried add may hang on a ledger whose bookies are faulty; the deadline holds regardless.
             fatal("journal unwritable for " + failingFor + " ms: writes failed and none has succeeded since", null);
+        } else if (stalledFor >= settings.writeRetryMs()) {
+            // An add that neither completes nor fails: BookKeeper can keep replacing bookies (an ensemble smaller
+            // than the cluster has spares) for an entry no bookie takes, or wait on a bookie that never answers.
+            // Without this the oracle would hang, neither serving nor letting a standby take over.
+            fatal("journal unwritable for " + stalledFor + " ms: an add to ledger " + stalledLedger + " has not"
+                    + " completed (BookKeeper is still retrying it)", null);
         }
     }
 
