@@ -45,7 +45,7 @@ import java.util.function.LongFunction;
  * <h2>Ledgers</h2>
  * A ledger is registered in the {@link LedgerRegistry} before its first entry is written. The journal rolls over to a
  * new ledger after {@code journal.ledger.max.bytes} / {@code journal.ledger.max.entries}. When a write fails for any
- * reason but fencing (typically a bookie lost while the ensemble cannot be repaired, e.g. E3 with only 3 bookies),
+ * reason but fencing (typically a bookie lost while the ensemble cannot be repaired, e.g. E3 on only 3 bookies),
  * the ledger is abandoned, a new one is created (with a smaller ensemble, down to the write quorum, if bookies are
  * missing), and every unacknowledged entry is sent again in order. Recovery tolerates the duplicates this can leave
  * (see {@link JournalRecovery}).
@@ -298,6 +298,7 @@ public final class BookKeeperJournal implements Journal {
         LOG.info("journal open: epoch {}, ledger {} (E{}/W{}/A{}), {} ledgers registered in {}", next.epoch(),
                 first.handle.getId(), first.ensemble, settings.writeQuorum(), settings.ackQuorum(),
                 next.ledgers().size(), registry.path());
+        warnIfNoSpareBookie();
         if (settings.sweepOrphans()) {
             // Only now: the registry is fenced at our epoch and lists our first ledger, so nothing of an earlier
             // epoch can be registered any more and the snapshot is final for those epochs.
@@ -801,6 +802,30 @@ public final class BookKeeperJournal implements Journal {
                 }
                 backoffMs = Math.min(1000, backoffMs * 2);
             }
+        }
+    }
+
+    /**
+     * Recovering a ledger (the next takeover) writes its entries past the last-add-confirmed again, and a lost bookie
+     * in their write set can only be replaced by one outside the ledger's ensemble: with an ensemble of every bookie,
+     * no oracle can take over while one of them is down. Said at start-up, where an operator looks.
+     */
+    private void warnIfNoSpareBookie() {
+        try {
+            // Asynchronous: a takeover opens the journal on its critical path.
+            bk.getMetadataClientDriver().getRegistrationClient().getWritableBookies().whenComplete((bookies, e) -> {
+                if (e != null) {
+                    LOG.debug("cannot count the writable bookies: {}", e.toString());
+                } else if (settings.ensembleSize() >= bookies.getValue().size()) {
+                    LOG.warn("journal.ensemble.size={} but only {} bookies are writable: if a bookie of the ledger"
+                            + " being written is lost, BookKeeper has no spare bookie to recover that ledger with, and"
+                            + " no oracle can take over until the bookie is back; run more bookies than"
+                            + " journal.ensemble.size (docs/journal.md)", settings.ensembleSize(),
+                            bookies.getValue().size());
+                }
+            });
+        } catch (RuntimeException e) {
+            LOG.debug("cannot count the writable bookies: {}", e.toString());
         }
     }
 

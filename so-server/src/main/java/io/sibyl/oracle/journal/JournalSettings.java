@@ -12,7 +12,8 @@ import java.util.Properties;
  * @param zkSessionTimeoutMs    ZooKeeper session timeout of the oracle's own session
  * @param metadataServiceUri    BookKeeper metadata service URI; empty means {@code zk+null://<zkConnect>/ledgers}
  * @param ledgersZnode          znode listing this oracle's journal ledgers in order
- * @param ensembleSize          bookies each ledger is striped over
+ * @param ensembleSize          bookies each ledger is striped over; keep it below the number of bookies, or a recovery
+ *                              cannot close the last ledger while one of its bookies is down
  * @param writeQuorum           bookies each entry is written to
  * @param ackQuorum             bookies that must acknowledge an entry before it is durable
  * @param groupMaxBytes         an entry is sent as soon as its blocks reach this size
@@ -55,7 +56,10 @@ public record JournalSettings(
     public static final String PREFIX = "journal.";
 
     public static JournalSettings defaults() {
-        return new JournalSettings("127.0.0.1:2181", 10_000, "", "/sibyl/oracle/ledgers", 3, 2, 2,
+        // Ensemble 2, not 3: a recovery re-writes the dead writer's unconfirmed entries to their write set and needs a
+        // bookie outside the ledger's ensemble to stand in for a lost one, so with three bookies a ledger on all three
+        // could not be recovered (no oracle could take over) while one of them is down.
+        return new JournalSettings("127.0.0.1:2181", 10_000, "", "/sibyl/oracle/ledgers", 2, 2, 2,
                 64 * 1024, 1000, true, 32, 64L << 20, 256L << 20, 1_000_000, 10_000, "sibyl", "/sibyl/oracle/leader",
                 "/sibyl/oracle/election", 1, true);
     }

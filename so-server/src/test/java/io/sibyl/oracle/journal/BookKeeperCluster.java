@@ -107,6 +107,11 @@ public final class BookKeeperCluster implements AutoCloseable, BeforeAllCallback
         local.removeBookie();
     }
 
+    /** Starts one more bookie (a new one, with an address of its own). */
+    public void addBookie() throws Exception {
+        local.addBookie();
+    }
+
     @Override
     public void close() throws Exception {
         for (int i = clients.size() - 1; i >= 0; i--) {
