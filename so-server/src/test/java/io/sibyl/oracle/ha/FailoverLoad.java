@@ -27,6 +27,8 @@ final class FailoverLoad implements AutoCloseable {
     final Map<Long, Long> firstCommitNanos = new ConcurrentHashMap<>();
     final Map<Long, Long> firstSeenNanos = new ConcurrentHashMap<>();
     final Map<Long, Long> firstHelloNanos = new ConcurrentHashMap<>();
+    /** Transactions begun whose commit got no answer (the connection failed): committed or aborted, never running. */
+    final Set<Long> unanswered = ConcurrentHashMap.newKeySet();
     final AtomicLong aborts = new AtomicLong();
     final AtomicLong connectionFailures = new AtomicLong();
     private final ZooKeeper zk;
@@ -64,10 +66,12 @@ final class FailoverLoad implements AutoCloseable {
             if (leader == null) {
                 return;
             }
+            long start = 0;
             try (RawOracleClient c = RawOracleClient.connect(leader.host(), leader.port(), 5000)) {
                 firstHelloNanos.putIfAbsent(leader.epoch(), System.nanoTime());
                 while (!stop) {
-                    long start = c.begin();
+                    start = 0;
+                    start = c.begin();
                     see(start);
                     long[] rows = new long[8];
                     for (int i = 0; i < rows.length; i++) {
@@ -86,6 +90,9 @@ final class FailoverLoad implements AutoCloseable {
                     }
                 }
             } catch (IOException e) {
+                if (start != 0) {
+                    unanswered.add(start);
+                }
                 connectionFailures.incrementAndGet();
                 minEpoch = leader.epoch() + 1; // that leader is gone: wait for the next one
             } catch (InterruptedException e) {
