@@ -250,7 +250,8 @@ public record JournalSettings(
         m.put("journal.bk.metadata.uri", (metadataServiceUri.isBlank() ? "" : metadataServiceUri)
                 + "  # BookKeeper metadata URI; empty = zk+null://<journal.zk.connect>/ledgers");
         m.put("journal.ledgers.znode", ledgersZnode + "  # znode listing the journal's ledgers, oldest first");
-        m.put("journal.ensemble.size", ensembleSize + "  # bookies per ledger");
+        m.put("journal.ensemble.size", ensembleSize
+                + "  # bookies per ledger; keep it below the number of bookies (a takeover needs a spare)");
         m.put("journal.write.quorum", writeQuorum + "  # bookies each entry is written to");
         m.put("journal.ack.quorum", ackQuorum + "  # acknowledgements that make an entry durable");
         m.put("journal.group.max.bytes", groupMaxBytes + "  # group commit: send an entry once it is this large");
@@ -262,7 +263,8 @@ public record JournalSettings(
         m.put("journal.ledger.max.bytes", ledgerMaxBytes + "  # roll over to a new ledger after this many bytes");
         m.put("journal.ledger.max.entries", ledgerMaxEntries + "  # ... or after this many entries");
         m.put("journal.write.retry.ms", writeRetryMs
-                + "  # after a write failure, keep trying new ledgers this long before giving up (fatal)");
+                + "  # after a write failure, keep trying new ledgers this long before giving up (fatal); also the"
+                + " longest an add may stay pending");
         m.put("journal.password", "*****  # BookKeeper ledger password (same on every oracle)");
         m.put("journal.leader.znode", leaderZnode + "  # ephemeral znode where the serving oracle announces itself");
         m.put("journal.election.znode", electionZnode + "  # parent of the HA candidates' znodes (ha=true)");
