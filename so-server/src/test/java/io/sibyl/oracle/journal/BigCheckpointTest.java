@@ -30,7 +30,9 @@ class BigCheckpointTest {
 
     @Test
     void aCheckpointAboveTheBookieFrameLimitIsJournaledInPartsAndRecoveryAndTheStandbyRestoreIt() throws Exception {
-        JournalSettings s = cluster.settings("bigcheckpoint").withWriteRetryMs(3000);
+        // Not much shorter than the default: an add pending this long is fatal too, and a loaded machine can take
+        // seconds over the megabytes of checkpoint parts.
+        JournalSettings s = cluster.settings("bigcheckpoint").withWriteRetryMs(10_000);
         BookKeeper bk = cluster.bookKeeper(s);
         ZooKeeper zk = cluster.zooKeeper(s);
         LedgerRegistry registry = new LedgerRegistry(zk, s.ledgersZnode());
