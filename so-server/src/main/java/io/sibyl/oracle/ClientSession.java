@@ -56,6 +56,8 @@ final class ClientSession {
     boolean disconnected;
     /** A FINISH of another connection's transaction was ignored and logged: not logged again. */
     boolean warnedForeignFinish;
+    /** A BEGIN was refused for this connection's quota of running transactions and logged: not logged again. */
+    boolean warnedQuota;
 
     // Owned by the channel's event loop.
     private ReplicationLog.Node cursor;

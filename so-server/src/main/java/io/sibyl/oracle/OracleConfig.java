@@ -33,7 +33,10 @@ public record OracleConfig(
         JournalKind journal,
         JournalSettings journalSettings,
         HaSettings ha,
-        long transactionMaxAgeMillis) {
+        long transactionMaxAgeMillis,
+        long handshakeTimeoutMillis,
+        int maxConnections,
+        int maxRunningTransactionsPerConnection) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
     public enum JournalKind {
@@ -64,7 +67,7 @@ public record OracleConfig(
     public static OracleConfig defaults() {
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
-                HaSettings.defaults(), 3_600_000);
+                HaSettings.defaults(), 3_600_000, 10_000, 4096, 0);
     }
 
     public OracleConfig {
@@ -83,6 +86,11 @@ public record OracleConfig(
         require(readerGraceMillis >= 100 && readerGraceMillis <= 3_600_000, "reader.grace.ms", readerGraceMillis);
         require(transactionMaxAgeMillis == 0 || transactionMaxAgeMillis >= 1000, "transaction.max.age.ms",
                 transactionMaxAgeMillis);
+        require(handshakeTimeoutMillis >= 1 && handshakeTimeoutMillis <= 3_600_000, "handshake.timeout.ms",
+                handshakeTimeoutMillis);
+        require(maxConnections >= 1, "max.connections", maxConnections);
+        require(maxRunningTransactionsPerConnection >= 0, "max.running.transactions.per.connection",
+                maxRunningTransactionsPerConnection);
         if (journal == null || journalSettings == null || ha == null) {
             throw new IllegalArgumentException("journal, journal settings and HA settings are required");
         }
@@ -101,33 +109,38 @@ public record OracleConfig(
     public OracleConfig withPort(int newPort) {
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
     public OracleConfig withCapacities(int conflictRows, int recentCommits, int runningTransactions) {
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis);
+                maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis);
+                pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
     public OracleConfig withReaderGrace(long millis) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis);
+                pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
     }
 
     /** Copy whose transactions are aborted once they ran {@code millis} (0: never). */
@@ -135,28 +148,55 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
-                journalSettings, ha, millis);
+                journalSettings, ha, millis, handshakeTimeoutMillis, maxConnections,
+                maxRunningTransactionsPerConnection);
+    }
+
+    /**
+     * Copy with the given defences against misbehaving connections: {@code handshakeMillis} for the handshake,
+     * {@code connections} open at most, {@code perConnection} running transactions per connection (0: half of
+     * max.running.transactions).
+     */
+    public OracleConfig withConnectionLimits(long handshakeMillis, int connections, int perConnection) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, transactionMaxAgeMillis, handshakeMillis, connections, perConnection);
+    }
+
+    /**
+     * Running transactions one connection may hold: {@code max.running.transactions.per.connection}, or half of
+     * {@code max.running.transactions} when that is 0 (the default), so that one client leaking transactions leaves
+     * the other half to everyone else while a single client process (its threads share one connection) still gets
+     * more than it can use. Never more than {@code max.running.transactions}.
+     */
+    public int runningTransactionsPerConnection() {
+        return maxRunningTransactionsPerConnection == 0 ? Math.max(1, maxRunningTransactions / 2)
+                : Math.min(maxRunningTransactionsPerConnection, maxRunningTransactions);
     }
 
     /** Copy with the given threading: I/O threads, and whether a single I/O thread runs the sequencer itself. */
     public OracleConfig withThreads(int threads, boolean inline) {
         return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
-                maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis);
+                maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis,
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
     }
 
     /** Copy with the given high-availability settings. */
     public OracleConfig withHa(HaSettings settings) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis,
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
     public OracleConfig withJournal(JournalKind kind, JournalSettings settings) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
-                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis);
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis,
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
     }
 
     /**
@@ -194,7 +234,10 @@ public record OracleConfig(
                 journalSettings,
                 new HaSettings(boolOf(p, "ha", d.ha.enabled()), p.getProperty("advertised.host", d.ha.advertisedHost()),
                         longOf(p, "ha.tail.interval.ms", d.ha.tailIntervalMs())),
-                longOf(p, "transaction.max.age.ms", d.transactionMaxAgeMillis));
+                longOf(p, "transaction.max.age.ms", d.transactionMaxAgeMillis),
+                longOf(p, "handshake.timeout.ms", d.handshakeTimeoutMillis),
+                intOf(p, "max.connections", d.maxConnections),
+                intOf(p, "max.running.transactions.per.connection", d.maxRunningTransactionsPerConnection));
     }
 
     private static boolean boolOf(Properties p, String key, boolean dflt) {
@@ -237,10 +280,18 @@ public record OracleConfig(
         m.put("conflict.table.rows", conflictTableRows + "  # rows whose last commit timestamp is remembered (16 B each)");
         m.put("recent.commits.capacity", recentCommitsCapacity + "  # commits remembered above T_max (commit queries)");
         m.put("max.running.transactions", maxRunningTransactions + "  # started-but-unfinished transactions kept");
+        m.put("max.running.transactions.per.connection", maxRunningTransactionsPerConnection + "  # running"
+                + " transactions one connection may hold (0 = half of max.running.transactions, now "
+                + runningTransactionsPerConnection() + "); its begins beyond it are refused, other connections'"
+                + " are not");
         m.put("max.write.set.rows", maxWriteSetRows + "  # largest write set one commit may carry");
         m.put("max.frame.bytes", maxFrameBytes + "  # largest frame a client may send");
         m.put("timestamp.reservation.block", timestampReservationBlock + "  # timestamps reserved per journal write");
         m.put("max.block.records", maxBlockRecords + "  # requests decided per block before it is sealed and its replies released");
+        m.put("max.connections", maxConnections + "  # open connections (clients, region servers, sweepers,"
+                + " standbys); a connection beyond it gets an error and is closed");
+        m.put("handshake.timeout.ms", handshakeTimeoutMillis + "  # a connection that has not sent its handshake"
+                + " this long after it was accepted gets an error and is closed");
         m.put("push.interval.ms", pushIntervalMillis + "  # a silent connection gets commit metadata pushed after this");
         m.put("max.lag.bytes", maxLagBytes + "  # unsent commit metadata after which a connection is closed");
         m.put("reader.grace.ms", readerGraceMillis + "  # garbage collection spares the snapshots of a lost"

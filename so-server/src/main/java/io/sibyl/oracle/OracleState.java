@@ -36,6 +36,11 @@ public final class OracleState {
     public static final long UNKNOWN = -100;
     /** Result of {@link #begin} when the running-transaction limit is reached. */
     public static final long OVERLOADED = -101;
+    /**
+     * Result of {@link #begin} when the owner (connection) holds {@code max.running.transactions.per.connection}
+     * running transactions: it is refused, others are not.
+     */
+    public static final long OWNER_OVERLOADED = -102;
 
     private final ConflictTable conflicts;
     private final RecentCommits commits;
@@ -154,7 +159,7 @@ public final class OracleState {
         }
         conflicts = new ConflictTable(config.conflictTableRows());
         commits = new RecentCommits(config.recentCommitsCapacity());
-        running = new RunningTransactions(config.maxRunningTransactions());
+        running = new RunningTransactions(config.maxRunningTransactions(), config.runningTransactionsPerConnection());
         this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
         maxAgeNanos = config.transactionMaxAgeMillis() * 1_000_000L;
@@ -255,10 +260,16 @@ public final class OracleState {
 
     /**
      * Hands out a start timestamp and registers the transaction as running on behalf of {@code owner}. Returns
-     * {@link #OVERLOADED} when {@code max.running.transactions} are running: evicting one would silently break its
-     * snapshot, so the new transaction is refused instead.
+     * {@link #OWNER_OVERLOADED} when {@code owner} holds its quota of them, and {@link #OVERLOADED} when
+     * {@code max.running.transactions} are running: evicting one would silently break its snapshot, so the new
+     * transaction is refused instead. The owner's quota is checked first: a client that leaks transactions is told
+     * so, rather than that the oracle is full.
      */
     public long begin(int owner) {
+        if (running.ownerAtLimit(owner)) {
+            refusedBegins++;
+            return OWNER_OVERLOADED;
+        }
         if (running.isFull()) {
             refusedBegins++;
             return OVERLOADED;
@@ -575,6 +586,16 @@ public final class OracleState {
 
     public int maxRunning() {
         return running.capacity();
+    }
+
+    /** Transactions {@code owner} started and has not finished. */
+    public int runningCountOf(int owner) {
+        return running.liveOf(owner);
+    }
+
+    /** Running transactions one owner may hold. */
+    public int maxRunningPerOwner() {
+        return running.capacityPerOwner();
     }
 
     public int recentCommitCount() {

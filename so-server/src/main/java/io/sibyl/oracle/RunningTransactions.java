@@ -31,15 +31,32 @@ public final class RunningTransactions {
     private final byte[] states;
     private final int mask;
     private final int maxLive;
+    /** Running transactions one owner (connection) may hold; at or above maxLive nothing is counted per owner. */
+    private final int maxPerOwner;
+    /** Live transactions per owner (key: owner + 1, as 0 marks a free slot), or null when there is no quota. */
+    private final LongLongHashMap perOwner;
     private int live;
     private long head;
     private long tail;
     /** Every entry below this index has already been compared with T_max. */
     private long tMaxScanned;
 
-    /** @param maxLive maximum number of running transactions. */
+    /** @param maxLive maximum number of running transactions, with no quota per owner. */
     public RunningTransactions(int maxLive) {
+        this(maxLive, maxLive);
+    }
+
+    /**
+     * @param maxLive     maximum number of running transactions
+     * @param maxPerOwner maximum number of them one owner may hold ({@link #ownerAtLimit})
+     */
+    public RunningTransactions(int maxLive, int maxPerOwner) {
+        if (maxPerOwner < 1) {
+            throw new IllegalArgumentException("per-owner limit " + maxPerOwner);
+        }
         this.maxLive = maxLive;
+        this.maxPerOwner = maxPerOwner;
+        perOwner = maxPerOwner < maxLive ? new LongLongHashMap(64) : null;
         int size = Integer.highestOneBit(Math.max(2, maxLive) * 2 - 1) << 1;
         startTs = new long[size];
         owners = new int[size];
@@ -67,10 +84,57 @@ public final class RunningTransactions {
         return live;
     }
 
-    /** Adds a transaction; its start timestamp must exceed every one added before. Must not be {@link #isFull()}. */
+    /** Maximum number of running transactions one owner may hold. */
+    public int capacityPerOwner() {
+        return Math.min(maxPerOwner, maxLive);
+    }
+
+    /** Transactions {@code owner} started and has not finished (including those T_max or others aborted). */
+    public int liveOf(int owner) {
+        if (perOwner == null) {
+            int n = 0;
+            for (long index = head; index < tail; index++) {
+                int i = (int) (index & mask);
+                n += owners[i] == owner && states[i] != DONE ? 1 : 0;
+            }
+            return n;
+        }
+        return (int) perOwner.get(ownerKey(owner), 0);
+    }
+
+    /** True if {@code owner} holds as many running transactions as one owner may: it may add no more. */
+    public boolean ownerAtLimit(int owner) {
+        return perOwner != null && perOwner.get(ownerKey(owner), 0) >= maxPerOwner;
+    }
+
+    private static long ownerKey(int owner) {
+        return (owner & 0xFFFF_FFFFL) + 1;
+    }
+
+    private void countOwner(int owner, int delta) {
+        if (perOwner == null) {
+            return;
+        }
+        long key = ownerKey(owner);
+        long n = perOwner.get(key, 0) + delta;
+        if (n == 0) {
+            perOwner.remove(key); // connections come and go: keep only those holding transactions
+        } else {
+            perOwner.put(key, n);
+        }
+    }
+
+    /**
+     * Adds a transaction; its start timestamp must exceed every one added before. Must not be {@link #isFull()}, nor
+     * {@link #ownerAtLimit} for {@code owner}.
+     */
     public void add(long ts, int owner) {
         if (isFull()) {
             throw new IllegalStateException("running transaction limit of " + maxLive + " reached");
+        }
+        if (ownerAtLimit(owner)) {
+            throw new IllegalStateException("running transaction limit of " + maxPerOwner + " for owner " + owner
+                    + " reached");
         }
         if (tail - head == startTs.length) {
             compact();
@@ -81,6 +145,7 @@ public final class RunningTransactions {
         states[i] = (byte) RUNNING;
         tail++;
         live++;
+        countOwner(owner, 1);
     }
 
     /** Squeezes finished entries out of the ring, keeping start order. */
@@ -115,6 +180,7 @@ public final class RunningTransactions {
         int state = states[i];
         states[i] = DONE;
         live--;
+        countOwner(owners[i], -1);
         compactHead();
         return state;
     }
@@ -208,6 +274,9 @@ public final class RunningTransactions {
                 live--;
             }
         }
+        if (perOwner != null) {
+            perOwner.remove(ownerKey(owner));
+        }
         compactHead();
         return oldest;
     }
@@ -229,6 +298,7 @@ public final class RunningTransactions {
                 }
                 states[i] = DONE;
                 live--;
+                countOwner(owners[i], -1);
                 finished++;
             }
         }

@@ -224,7 +224,21 @@ final class Sequencer implements Runnable {
                 case Wire.BEGIN -> {
                     long ts = state.begin(session.id);
                     ByteBuf out = out(session);
-                    if (ts == OracleState.OVERLOADED) {
+                    if (ts == OracleState.OWNER_OVERLOADED) {
+                        if (!session.warnedQuota) {
+                            // Names the leaking client once; RefusedBegins counts every refusal.
+                            session.warnedQuota = true;
+                            LOG.warn("refusing begins from {}: it holds {} running transactions, the limit per"
+                                    + " connection (max.running.transactions.per.connection={}); it leaks"
+                                    + " transactions or runs more at once than the limit allows",
+                                    session.channel.remoteAddress(), state.runningCountOf(session.id),
+                                    state.maxRunningPerOwner());
+                        }
+                        Frames.writeError(out, id, Wire.ERR_OVERLOADED, "this connection has "
+                                + state.runningCountOf(session.id) + " transactions running, its limit"
+                                + " (max.running.transactions.per.connection=" + state.maxRunningPerOwner() + "):"
+                                + " finish or roll back its open transactions, or raise the limit on the oracle");
+                    } else if (ts == OracleState.OVERLOADED) {
                         // Counted below like any reply, so a frame of refused BEGINs still leaves in blocks of
                         // max.block.records replies and a client that reads nothing is noticed after one of them.
                         Frames.writeError(out, id, Wire.ERR_OVERLOADED, state.runningCount() + " transactions are"

@@ -17,6 +17,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Scenarios of the oracle's state machine: Algorithm 3, T_max, the aborted and uncommitted lists. */
 class OracleStateTest {
+    /** The shared limit alone: one owner may take every place (these tests are about the shared limit). */
+    private static OracleConfig withoutQuota(OracleConfig c) {
+        return c.withConnectionLimits(c.handshakeTimeoutMillis(), c.maxConnections(), c.maxRunningTransactions());
+    }
+
     private static final OracleConfig ROOMY = OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 1 << 8);
 
     private static long[] rows(long... ids) {
@@ -355,7 +360,7 @@ class OracleStateTest {
 
     @Test
     void beginIsRefusedWhenMaxRunningTransactionsAreRunning() {
-        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 4));
+        OracleState s = new OracleState(withoutQuota(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 4)));
         assertEquals(4, s.maxRunning());
         long oldest = s.begin(1);
         long[] others = new long[3];
@@ -395,10 +400,58 @@ class OracleStateTest {
         assertEquals(0, s.runningCount());
     }
 
+    /**
+     * max.running.transactions.per.connection (by default half of max.running.transactions): one owner that holds its
+     * quota is refused, and only it; every way a transaction ends gives its place back, except another connection's
+     * abort, which leaves it counted (and holding the watermark) until its owner finishes it.
+     */
+    @Test
+    void oneOwnerAtItsQuotaIsRefusedWhileOthersStillBegin() {
+        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 8));
+        assertEquals(4, s.maxRunningPerOwner(), "half of max.running.transactions");
+        long[] mine = new long[4];
+        for (int i = 0; i < 4; i++) {
+            mine[i] = s.begin(1);
+            assertTrue(mine[i] > 0);
+        }
+        long clock = s.clock();
+        assertEquals(OracleState.OWNER_OVERLOADED, s.begin(1));
+        assertEquals(clock, s.clock(), "a refused begin draws no timestamp");
+        assertEquals(4, s.runningCount());
+        assertEquals(4, s.runningCountOf(1));
+        long[] theirs = new long[4];
+        for (int i = 0; i < 4; i++) {
+            theirs[i] = s.begin(2 + i % 2);
+            assertTrue(theirs[i] > clock, "another owner begins while owner 1 is at its quota");
+        }
+        assertEquals(OracleState.OVERLOADED, s.begin(4), "the shared limit still holds");
+        assertEquals(OracleState.OWNER_OVERLOADED, s.begin(1), "an owner at its quota is told so first");
+
+        assertTrue(commit(s, theirs[0], 1) > 0);
+        assertEquals(OracleState.OWNER_OVERLOADED, s.begin(1), "a place of the shared limit is free, not of its own");
+        assertTrue(commit(s, mine[0], 2) > 0);
+        long again = s.begin(1);
+        assertTrue(again > 0, "its commit gave its place back");
+        assertEquals(OracleState.OWNER_OVERLOADED, s.begin(1));
+        s.abortForOwner(mine[1]); // another connection aborts it: the owner may still be reading its snapshot
+        assertEquals(OracleState.OWNER_OVERLOADED, s.begin(1), "still counted until its owner finishes it");
+        assertEquals(OracleState.ALREADY_ABORTED, commit(s, mine[1], 3));
+        long third = s.begin(1);
+        assertTrue(third > again);
+        s.finish(mine[2]);
+        assertTrue(s.begin(1) > third, "a read-only transaction's finish gives its place back");
+        assertEquals(4, s.runningCountOf(1));
+        s.disconnect(1);
+        assertEquals(0, s.runningCountOf(1));
+        for (int i = 0; i < 4; i++) {
+            assertTrue(s.begin(1) > 0, "its lost connection's places are free again");
+        }
+    }
+
     /** Transactions T_max aborted still run (their snapshots are protected by the low watermark): they still count. */
     @Test
     void transactionsAbortedByTmaxStillCountAgainstTheLimitUntilTheyFinish() {
-        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 2, 4));
+        OracleState s = new OracleState(withoutQuota(OracleConfig.defaults().withCapacities(1 << 12, 2, 4)));
         long reader = s.begin(1);
         long writer = s.begin(1);
         commitOthers(s, 4, 100); // T_max passes both
@@ -425,7 +478,7 @@ class OracleStateTest {
     @Test
     void aLongTransactionAndThousandsOfShortOnesAfterItFitInASmallLimit() {
         // Commit window and conflict table large enough that T_max never passes the long transaction.
-        OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 12, 4));
+        OracleState s = new OracleState(withoutQuota(OracleConfig.defaults().withCapacities(1 << 12, 1 << 12, 4)));
         long longOne = s.begin(1);
         long[] open = {s.begin(2), s.begin(2)};
         for (int i = 0; i < 5_000; i++) {

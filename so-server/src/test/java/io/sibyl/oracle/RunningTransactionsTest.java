@@ -325,11 +325,12 @@ class RunningTransactionsTest {
      * between it and the newest and the ring must compact again and again), refused adds at the limit, T_max advances
      * and dead owners.
      */
-    @ParameterizedTest(name = "limit {0}, seed {1}")
-    @CsvSource({"1, 1", "2, 2", "3, 3", "4, 4", "5, 5", "7, 6", "16, 7", "16, 8", "40, 9"})
-    void behavesLikeASortedMapThroughManyCompactions(int limit, long seed) {
+    @ParameterizedTest(name = "limit {0}, {2} per owner, seed {1}")
+    @CsvSource({"1, 1, 1", "2, 2, 2", "3, 3, 3", "4, 4, 4", "5, 5, 5", "7, 6, 7", "16, 7, 16", "16, 8, 16",
+            "40, 9, 40", "2, 10, 1", "5, 11, 2", "16, 12, 8", "40, 13, 20", "40, 14, 39"})
+    void behavesLikeASortedMapThroughManyCompactions(int limit, long seed, int perOwner) {
         Random random = new Random(seed);
-        RunningTransactions running = new RunningTransactions(limit);
+        RunningTransactions running = new RunningTransactions(limit, perOwner);
         TreeMap<Long, long[]> model = new TreeMap<>(); // ts -> {state, owner, add sequence number}
         long ts = 0;
         long tMax = 0;
@@ -340,13 +341,18 @@ class RunningTransactionsTest {
             int op = random.nextInt(10);
             if (op < 4) {
                 long next = ++ts; // refused begins leave gaps, which lookups then miss
+                int owner = random.nextInt(3);
                 if (model.size() >= limit) {
                     assertTrue(running.isFull());
                     assertThrows(IllegalStateException.class, () -> running.add(next, 0));
                     refused++;
+                } else if (countOf(model, owner) >= perOwner) {
+                    assertTrue(running.ownerAtLimit(owner), "owner " + owner + " holds " + countOf(model, owner));
+                    assertThrows(IllegalStateException.class, () -> running.add(next, owner));
+                    refused++;
                 } else {
                     assertFalse(running.isFull());
-                    int owner = random.nextInt(3);
+                    assertFalse(running.ownerAtLimit(owner));
                     running.add(next, owner);
                     adds++;
                     if (!model.isEmpty() && adds - model.firstEntry().getValue()[2] > 4L * limit) {
@@ -377,6 +383,19 @@ class RunningTransactionsTest {
                 }
                 long bound = tMax;
                 assertEquals(expected, collect(s -> running.abortStartedBefore(bound, s)), "T_max " + bound);
+            } else if (op == 8 && random.nextInt(40) == 0) {
+                // transaction.max.age.ms expiring the oldest ones
+                long upTo = model.isEmpty() ? ts : model.firstKey() + random.nextInt(2 * limit + 1);
+                List<Long> expected = new ArrayList<>();
+                var it = model.headMap(upTo, true).entrySet().iterator();
+                while (it.hasNext()) {
+                    var e = it.next();
+                    if (e.getValue()[0] == RunningTransactions.RUNNING) {
+                        expected.add(e.getKey());
+                    }
+                    it.remove();
+                }
+                assertEquals(expected, collect(s -> running.finishStartedUpTo(upTo, s)), "up to " + upTo);
             } else if (op == 8 && random.nextInt(20) == 0) {
                 int owner = random.nextInt(3);
                 List<Long> expected = new ArrayList<>();
@@ -399,6 +418,11 @@ class RunningTransactionsTest {
             assertEquals(model.isEmpty() ? -1 : model.firstKey(), running.oldest(-1), "step " + step);
             assertEquals(model.size(), running.live(), "step " + step);
             assertEquals(model.size() >= limit, running.isFull(), "step " + step);
+            for (int o = 0; o < 3; o++) {
+                assertEquals(countOf(model, o), running.liveOf(o), "step " + step + ": owner " + o);
+                assertEquals(perOwner < limit && countOf(model, o) >= perOwner, running.ownerAtLimit(o),
+                        "step " + step + ": owner " + o);
+            }
             if (step % 100 == 0 && !model.isEmpty()) {
                 for (long t = model.firstKey() - 1; t <= ts + 1; t++) {
                     long[] expected = model.get(t);
@@ -408,10 +432,18 @@ class RunningTransactionsTest {
             }
         }
         assertTrue(refused > 1000, "the limit was rarely reached: " + refused);
-        if (limit > 1) { // with one slot nothing can finish in the middle
+        if (limit > 2 || limit == perOwner && limit > 1) { // with one slot nothing can finish in the middle
             assertTrue(addsOnlyCompactionMadeRoomFor > 150,
                     "too few adds needed compaction: " + addsOnlyCompactionMadeRoomFor);
         }
+    }
+
+    private static int countOf(TreeMap<Long, long[]> model, int owner) {
+        int n = 0;
+        for (long[] v : model.values()) {
+            n += v[1] == owner ? 1 : 0;
+        }
+        return n;
     }
 
     /** A running transaction other than the oldest. */
