@@ -19,6 +19,16 @@ public final class Wire {
      * {@link #RANGE_CLEANED_UP} and the FORGET_RANGE record; 5: HELLO carries the oracle's transaction max age).
      */
     public static final short VERSION = 5;
+    /**
+     * Optional seventh byte of the handshake, who connects: a client (the same as no such byte: clients of version 5
+     * send six bytes). Added without changing the version; an older oracle ignores the byte.
+     */
+    public static final byte ROLE_CLIENT = 0;
+    /**
+     * Handshake role of the hot standby's watch of its leader: the oracle sends no HELLO and keeps the connection open
+     * (counted in its connection limit) until either side closes it; any frame after the handshake is malformed.
+     */
+    public static final byte ROLE_WATCH = 1;
     /** Bytes of the frame length prefix. */
     public static final int LENGTH_FIELD_BYTES = 4;
 

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sibyl.protocol.Frames;
@@ -15,15 +16,29 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
-/** Per-connection inbound handler: handshake, validation, back-pressure and hand-off to the sequencer. */
+/**
+ * Per-connection inbound handler: admission (max.connections), handshake (within handshake.timeout.ms), validation,
+ * back-pressure and hand-off to the sequencer.
+ */
 final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(OracleChannelHandler.class);
+    /**
+     * How long a connection refused at the limit stays open after its error, reading and dropping its input: a client
+     * sends its handshake as soon as it connects, and closing with those bytes unread would reset the connection,
+     * which may destroy the error frame before the client reads it.
+     */
+    static final long REFUSAL_LINGER_MILLIS = 2000;
 
     private final OracleServer server;
     private ClientSession session;
     private boolean handshaken;
+    /** The hot standby's watch of this oracle: nothing is sent or accepted after its handshake. */
+    private boolean watch;
     private boolean failed;
+    /** Refused at max.connections: never admitted, its input is dropped until it closes. */
+    private boolean refused;
     private ScheduledFuture<?> pushTimer;
+    private ScheduledFuture<?> handshakeTimer;
 
     OracleChannelHandler(OracleServer server) {
         this.server = server;
@@ -31,15 +46,53 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
+        if (!server.admit()) {
+            refuse(ctx);
+            ctx.fireChannelActive();
+            return;
+        }
         session = server.newSession(ctx.channel());
         long period = Math.max(1, Math.min(server.config().pushIntervalMillis(), 100));
         pushTimer = ctx.executor().scheduleAtFixedRate(session::pushIfSilent, period, period, TimeUnit.MILLISECONDS);
+        long timeout = server.config().handshakeTimeoutMillis();
+        // Without it a peer that connects and says nothing holds a connection (and a place under max.connections)
+        // for as long as it likes.
+        handshakeTimer = ctx.executor().schedule(() -> {
+            if (!handshaken) {
+                fail(ctx, Wire.ERR_MALFORMED, "no handshake within handshake.timeout.ms=" + timeout + " ms of"
+                        + " connecting: the first frame must be the handshake (magic 0x53494259 \"SIBY\", version "
+                        + Wire.VERSION + "); is this a Sibyl client?");
+            }
+        }, timeout, TimeUnit.MILLISECONDS);
         ctx.fireChannelActive();
+    }
+
+    /**
+     * Tells a connection beyond max.connections why it is refused, then half-closes it; it is closed when the peer
+     * closes or after {@link #REFUSAL_LINGER_MILLIS}. Existing connections are not touched.
+     */
+    private void refuse(ChannelHandlerContext ctx) {
+        refused = true;
+        int limit = server.config().maxConnections();
+        String reason = "the oracle has as many connections open as its limit allows (max.connections=" + limit
+                + "): this connection is refused; close idle connections (one per client process is enough: its"
+                + " threads share it) or raise the limit on the oracle";
+        server.connectionRefused(ctx.channel(), reason);
+        ctx.writeAndFlush(Frames.errorFrame(ctx.alloc(), Wire.ERR_OVERLOADED, reason)).addListener(f -> {
+            if (f.isSuccess() && ctx.channel() instanceof DuplexChannel duplex) {
+                duplex.shutdownOutput();
+            } else {
+                ctx.close();
+            }
+        });
+        ctx.executor().schedule(() -> ctx.close(), REFUSAL_LINGER_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        session.updateReading(); // a client that does not read its replies is not read either
+        if (session != null) {
+            session.updateReading();
+        } // a client that does not read its replies is not read either
         ctx.fireChannelWritabilityChanged();
     }
 
@@ -54,28 +107,44 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         if (pushTimer != null) {
             pushTimer.cancel(false);
         }
-        if (handshaken) {
+        if (handshakeTimer != null) {
+            handshakeTimer.cancel(false);
+        }
+        if (handshaken && !watch) {
             server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.DISCONNECT, session, null));
             server.sequencer().inputDrained();
         }
-        server.sessionClosed(session);
+        if (session != null) {
+            server.sessionClosed(session);
+        }
         ctx.fireChannelInactive();
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         ByteBuf frame = (ByteBuf) msg;
-        if (failed) {
+        if (failed || refused) {
             frame.release();
             return;
         }
         try {
             if (!handshaken) {
-                handshake(frame);
+                byte role = handshake(frame);
                 frame.release();
                 handshaken = true;
+                handshakeTimer.cancel(false);
+                if (role == Wire.ROLE_WATCH) {
+                    // No HELLO, no replica, no sequencer work: the standby only waits for this connection to end.
+                    watch = true;
+                    LOG.info("{} watches this oracle (a hot standby)", ctx.channel().remoteAddress());
+                    return;
+                }
                 server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.HANDSHAKE, session, null));
                 return;
+            }
+            if (watch) {
+                throw new ProtocolException("a watch connection (handshake role " + Wire.ROLE_WATCH + ") sends nothing"
+                        + " after its handshake; clients handshake without a role");
             }
             FrameValidator.validate(frame);
         } catch (VersionMismatch e) {
@@ -97,7 +166,8 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.FRAME, session, frame));
     }
 
-    private static void handshake(ByteBuf frame) {
+    /** Checks the handshake and returns its role ({@link Wire#ROLE_CLIENT} when the frame has none). */
+    private static byte handshake(ByteBuf frame) {
         if (frame.readableBytes() < 6) {
             throw new ProtocolException("handshake of " + frame.readableBytes() + " bytes; expected magic and version"
                     + " (is this a Sibyl client?)");
@@ -112,6 +182,19 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
             throw new VersionMismatch("client speaks protocol version " + version + " but this oracle speaks "
                     + Wire.VERSION + "; upgrade the older side");
         }
+        if (!frame.isReadable()) {
+            return Wire.ROLE_CLIENT;
+        }
+        if (frame.readableBytes() > 1) {
+            throw new ProtocolException("handshake of " + (6 + frame.readableBytes()) + " bytes; expected 6 (magic,"
+                    + " version) or 7 (and a role)");
+        }
+        byte role = frame.readByte();
+        if (role != Wire.ROLE_CLIENT && role != Wire.ROLE_WATCH) {
+            throw new ProtocolException("unknown handshake role " + role + "; expected " + Wire.ROLE_CLIENT
+                    + " (client) or " + Wire.ROLE_WATCH + " (a standby's watch)");
+        }
+        return role;
     }
 
     /** The peer is a Sibyl client of another protocol version. */
@@ -125,7 +208,9 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        if (cause instanceof TooLongFrameException) {
+        if (refused) {
+            ctx.close(); // it has its error already
+        } else if (cause instanceof TooLongFrameException) {
             fail(ctx, Wire.ERR_TOO_LARGE, "frame exceeds max.frame.bytes=" + server.config().maxFrameBytes()
                     + " (" + cause.getMessage() + "); send smaller batches or raise the limit on the oracle");
         } else if (cause instanceof IOException) {

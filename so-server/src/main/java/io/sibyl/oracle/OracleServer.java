@@ -34,6 +34,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.management.ObjectName;
 
@@ -50,6 +51,7 @@ public final class OracleServer implements AutoCloseable {
     /** How long a recovered oracle waits for its first block (the ABORT_RANGE of in-doubt transactions). */
     private static final long FIRST_BLOCK_TIMEOUT_SECONDS = 60;
     private static final long STATS_TIMEOUT_MILLIS = 5_000;
+    private static final long REFUSAL_LOG_INTERVAL_NANOS = 10_000_000_000L;
 
     private final OracleConfig config;
     private final OracleState state;
@@ -62,6 +64,12 @@ public final class OracleServer implements AutoCloseable {
     private final Channel serverChannel;
     private final AtomicInteger sessionIds = new AtomicInteger();
     private final Set<ClientSession> sessions = ConcurrentHashMap.newKeySet();
+    /** Connections admitted under max.connections and not closed yet (I/O threads admit concurrently). */
+    private final AtomicInteger admitted = new AtomicInteger();
+    private final AtomicLong refusedConnections = new AtomicLong();
+    /** When a refused connection was last logged, so that a flood of them does not flood the log. */
+    private final AtomicLong refusalLoggedNanos = new AtomicLong(System.nanoTime() - REFUSAL_LOG_INTERVAL_NANOS);
+    private final AtomicLong refusalsLogged = new AtomicLong();
     private final AtomicReference<String> failure = new AtomicReference<>();
     private final CountDownLatch failed = new CountDownLatch(1);
     private final List<FatalErrorListener> fatalListeners = new ArrayList<>(); // guarded by itself
@@ -217,6 +225,32 @@ public final class OracleServer implements AutoCloseable {
         return sequencer;
     }
 
+    /** Takes a place under max.connections for a new connection; false (nothing taken) when none is left. */
+    boolean admit() {
+        if (admitted.incrementAndGet() <= config.maxConnections()) {
+            return true;
+        }
+        admitted.decrementAndGet();
+        return false;
+    }
+
+    /** A connection was refused at max.connections: logged, at most once per interval with the count since. */
+    void connectionRefused(Channel channel, String reason) {
+        long total = refusedConnections.incrementAndGet();
+        long last = refusalLoggedNanos.get();
+        long now = System.nanoTime();
+        if (now - last >= REFUSAL_LOG_INTERVAL_NANOS && refusalLoggedNanos.compareAndSet(last, now)) {
+            long since = total - refusalsLogged.getAndSet(total);
+            LOG.warn("refused the connection from {} ({} refused in all, {} since the last such message): {}",
+                    channel.remoteAddress(), total, since, reason);
+        }
+    }
+
+    /** Connections refused at max.connections since this oracle started. */
+    public long refusedConnections() {
+        return refusedConnections.get();
+    }
+
     ClientSession newSession(Channel channel) {
         ClientSession s = new ClientSession(sessionIds.incrementAndGet(), channel, log, config);
         sessions.add(s);
@@ -227,7 +261,9 @@ public final class OracleServer implements AutoCloseable {
     }
 
     void sessionClosed(ClientSession s) {
-        sessions.remove(s);
+        if (sessions.remove(s)) {
+            admitted.decrementAndGet();
+        }
     }
 
     /** Open client connections. */
