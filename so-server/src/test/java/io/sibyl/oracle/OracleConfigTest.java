@@ -122,6 +122,41 @@ class OracleConfigTest {
     }
 
     @Test
+    void connectionDefenceKeysHaveDefaultsAndBadValuesAreRefusedWithTheKeyNamed() {
+        OracleConfig d = OracleConfig.defaults();
+        assertEquals(10_000, d.handshakeTimeoutMillis());
+        assertEquals(4096, d.maxConnections());
+        assertEquals(0, d.maxRunningTransactionsPerConnection());
+        assertEquals(d.maxRunningTransactions() / 2, d.runningTransactionsPerConnection(), "0: half the shared limit");
+        assertEquals(50, d.withCapacities(1 << 12, 1 << 10, 100).runningTransactionsPerConnection(),
+                "the default follows max.running.transactions");
+
+        Properties p = new Properties();
+        p.setProperty("handshake.timeout.ms", "2500");
+        p.setProperty("max.connections", "100");
+        p.setProperty("max.running.transactions", "1000");
+        p.setProperty("max.running.transactions.per.connection", "300");
+        OracleConfig c = OracleConfig.fromProperties(p);
+        assertEquals(2500, c.handshakeTimeoutMillis());
+        assertEquals(100, c.maxConnections());
+        assertEquals(300, c.runningTransactionsPerConnection());
+        assertEquals(100, c.withPort(5).maxConnections(), "copies keep them");
+        assertTrue(c.describe().get("max.running.transactions.per.connection").startsWith("300 "));
+        p.setProperty("max.running.transactions.per.connection", "5000");
+        assertEquals(1000, OracleConfig.fromProperties(p).runningTransactionsPerConnection(),
+                "above the shared limit: no quota of its own");
+
+        for (String[] bad : new String[][] {{"handshake.timeout.ms", "0"}, {"max.connections", "0"},
+                {"max.running.transactions.per.connection", "-1"}, {"max.connections", "many"}}) {
+            Properties q = new Properties();
+            q.setProperty(bad[0], bad[1]);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> OracleConfig.fromProperties(q), bad[0] + "=" + bad[1]);
+            assertTrue(e.getMessage().contains(bad[0]), e.getMessage());
+        }
+    }
+
+    @Test
     void defaultTablesFitAOneGigabyteHeapButNotA256MbOne() {
         OracleConfig d = OracleConfig.defaults();
         long tables = OracleState.footprintBytes(d);

@@ -25,8 +25,9 @@ class OracleStatsTest {
     @ParameterizedTest(name = "I/O threads: {0}")
     @ValueSource(ints = {1, 2}) // 1: the sequencer runs inline on the I/O thread; 2: on its own thread
     void countersFollowBeginsCommitsAbortsAndLostConnectionsAndAreReadableOverJmx(int ioThreads) throws Exception {
+        // No quota per connection: one client takes most of the shared limit here.
         OracleConfig config = OracleConfig.defaults().withPort(0).withCapacities(1 << 12, 1 << 10, 3)
-                .withThreads(ioThreads, true);
+                .withThreads(ioThreads, true).withConnectionLimits(10_000, 16, 3);
         try (OracleServer server = OracleServer.startInMemory(config);
              RawOracleClient client = RawOracleClient.connect("127.0.0.1", server.port(), 10_000)) {
             long loser = client.begin();
