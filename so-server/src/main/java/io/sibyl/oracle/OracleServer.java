@@ -1,5 +1,6 @@
 package io.sibyl.oracle;
 
+import com.sun.management.UnixOperatingSystemMXBean;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
@@ -21,6 +22,7 @@ import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,6 +54,8 @@ public final class OracleServer implements AutoCloseable {
     private static final long FIRST_BLOCK_TIMEOUT_SECONDS = 60;
     private static final long STATS_TIMEOUT_MILLIS = 5_000;
     private static final long REFUSAL_LOG_INTERVAL_NANOS = 10_000_000_000L;
+    /** Files the oracle needs besides its client connections: jars, epoll, the journal's bookie and ZooKeeper links. */
+    private static final int FILE_DESCRIPTORS_BESIDES_CONNECTIONS = 256;
 
     private final OracleConfig config;
     private final OracleState state;
@@ -125,10 +129,27 @@ public final class OracleServer implements AutoCloseable {
                 + " journal {})", serverChannel.localAddress(), epoll ? "epoll" : "nio", config.ioThreads(),
                 inline ? "inline on the I/O thread" : "on its own thread", config.conflictTableRows(),
                 journal.getClass().getSimpleName());
+        warnIfTooFewFileDescriptors(config);
         jmx = OracleStatsMBean.register(this, port());
         long every = config.statsLogIntervalMillis();
         statsLog = every == 0 ? null : boss.next().scheduleAtFixedRate(() -> sequencer.runOnOwner(this::logStats),
                 every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Beyond the process's file-descriptor limit connections fail at accept, before the oracle can tell the client
+     * why, and the journal's own connections may fail too: say so at start-up rather than under load.
+     */
+    private static void warnIfTooFewFileDescriptors(OracleConfig config) {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof UnixOperatingSystemMXBean os) {
+            long limit = os.getMaxFileDescriptorCount();
+            if (limit < config.maxConnections() + FILE_DESCRIPTORS_BESIDES_CONNECTIONS) {
+                LOG.warn("max.connections={} but this process may open only {} files (ulimit -n): raise the limit to"
+                        + " at least {}, or lower max.connections, so that connections beyond it are refused with a"
+                        + " reason rather than failing at accept", config.maxConnections(), limit,
+                        config.maxConnections() + FILE_DESCRIPTORS_BESIDES_CONNECTIONS);
+            }
+        }
     }
 
     /** Owner thread: one line of counters, with rates since the previous line. */
