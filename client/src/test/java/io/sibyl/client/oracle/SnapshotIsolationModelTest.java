@@ -38,7 +38,9 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  *   {@code OracleClient.inSnapshot} does it (keep {@link World#visibleAsClient} in step with it);</li>
  *   <li>(c) timestamps are unique and increasing, and every commit timestamp exceeds its start timestamp;</li>
  *   <li>(d) the oracle never evicts a running transaction: its running count is the model's, and it refuses a begin
- *   ({@link OracleState#OVERLOADED}, no timestamp drawn) exactly when {@code max.running.transactions} run.</li>
+ *   (no timestamp drawn) exactly when the connection holds {@code max.running.transactions.per.connection}
+ *   ({@link OracleState#OWNER_OVERLOADED}) or else {@code max.running.transactions} run
+ *   ({@link OracleState#OVERLOADED}).</li>
  * </ol>
  *
  * <p>The wire is modelled as the oracle implements it: the sequencer decides one request or a batch of them, seals the
@@ -196,16 +198,17 @@ class SnapshotIsolationModelTest {
         assertEquals(Visibility.INVISIBLE, a.replica.inSnapshot(writer.start, reader.start), "it read an aborted version");
         w.cleanUp(writer);
         List<Txn> fillers = new ArrayList<>();
+        Conn c = w.connect(true); // b alone may hold only half of the 4 places
         for (int i = 0; i < 3; i++) {
-            fillers.add(w.begin(b, new long[] {100 + i}));
+            fillers.add(w.begin(i < 2 ? b : c, new long[] {100 + i}));
         }
         assertEquals(4, w.state.runningCount(), "the running set is full");
         long clock = w.state.clock();
-        for (Conn c : List.of(a, b, w.connect(true))) {
-            assertNull(w.begin(c, new long[] {200}, 0), "begin refused at the limit");
+        for (Conn any : List.of(a, b, c, w.connect(true))) {
+            assertNull(w.begin(any, new long[] {200}, 0), "begin refused at the limit");
         }
         assertEquals(clock, w.state.clock(), "refused begins draw no timestamp");
-        assertEquals(3, w.refusals);
+        assertEquals(4, w.refusals);
         assertEquals(Wire.STATUS_RUNNING, w.state.status(reader.start), "the reader was not evicted");
         assertEquals(reader.start, w.state.lowWatermark());
 
@@ -302,6 +305,8 @@ class SnapshotIsolationModelTest {
         final Random random;
         final OracleState state;
         final int maxRunning;
+        /** max.running.transactions.per.connection at its default: half of max.running.transactions. */
+        final int maxRunningPerConnection;
         final int keySpace;
         final int longLifetimeMax;
         final List<Conn> conns = new ArrayList<>();
@@ -343,6 +348,7 @@ class SnapshotIsolationModelTest {
             this.state = new OracleState(OracleConfig.defaults().withCapacities(conflictRows, recentCommits, running)
                     .withReaderGrace(100).withTransactionMaxAge(0), () -> now * 1_000_000L);
             this.maxRunning = running;
+            this.maxRunningPerConnection = Math.max(1, running / 2);
             this.keySpace = keySpace;
             this.longLifetimeMax = longLifetimeMax;
         }
@@ -477,9 +483,11 @@ class SnapshotIsolationModelTest {
             assertEquals(open.size(), state.runningCount(), "(d) the oracle's running set is not the model's");
             long clockBefore = state.clock();
             long ts = state.begin(c.id);
-            if (open.size() >= maxRunning) {
-                assertEquals(OracleState.OVERLOADED, ts, "(d) begin with " + open.size() + " of " + maxRunning
-                        + " running");
+            boolean connectionFull = c.open.size() >= maxRunningPerConnection;
+            if (connectionFull || open.size() >= maxRunning) {
+                assertEquals(connectionFull ? OracleState.OWNER_OVERLOADED : OracleState.OVERLOADED, ts, "(d) begin"
+                        + " with " + open.size() + " of " + maxRunning + " running, " + c.open.size() + " of "
+                        + maxRunningPerConnection + " on its connection");
                 assertEquals(clockBefore, state.clock(), "(d) a refused begin drew a timestamp");
                 assertEquals(open.size(), state.runningCount(), "(d) a refused begin changed the running set");
                 refusals++;
@@ -487,7 +495,8 @@ class SnapshotIsolationModelTest {
                 reply(c, null, null); // ERROR (overloaded), with the delta in front; no reader is registered
                 return null;
             }
-            assertTrue(ts > 0, "(d) begin refused (" + ts + ") with " + open.size() + " of " + maxRunning + " running");
+            assertTrue(ts > 0, "(d) begin refused (" + ts + ") with " + open.size() + " of " + maxRunning + " running, "
+                    + c.open.size() + " of " + maxRunningPerConnection + " on its connection");
             issued(ts, "start");
             Txn t = new Txn(ts, c, writes, begins++, lifetime);
             open.add(t);
