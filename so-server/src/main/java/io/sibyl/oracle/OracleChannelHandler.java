@@ -91,8 +91,8 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         if (session != null) {
-            session.updateReading();
-        } // a client that does not read its replies is not read either
+            session.updateReading(); // a client that does not read its replies is not read either
+        }
         ctx.fireChannelWritabilityChanged();
     }
 
