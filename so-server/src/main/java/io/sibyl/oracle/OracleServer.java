@@ -161,7 +161,7 @@ public final class OracleServer implements AutoCloseable {
 
     /** Owner thread only. */
     private OracleStats ownStats() {
-        return state.stats(sessions.size(), journal.appendedBlocks());
+        return state.stats(sessions.size(), refusedConnections.get(), journal.appendedBlocks());
     }
 
     /**

@@ -610,10 +610,13 @@ public final class OracleState {
         return abortCount;
     }
 
-    /** The counters and sizes of this state, with the server's {@code connections} and journal's blocks. */
-    OracleStats stats(int connections, long journalBlocks) {
+    /**
+     * The counters and sizes of this state, with the server's {@code connections} (open, and refused at
+     * max.connections) and journal's blocks.
+     */
+    OracleStats stats(int connections, long refusedConnections, long journalBlocks) {
         return new OracleStats(System.currentTimeMillis(), beginCount, refusedBegins, commitCount, abortCount,
                 conflictAborts, tooOldAborts, disconnectAborts, expiredAborts, running.live(), aborted.size(), ranges.length,
-                commits.size(), clock, tMax, lowWatermark(), connections, journalBlocks);
+                commits.size(), clock, tMax, lowWatermark(), connections, refusedConnections, journalBlocks);
     }
 }

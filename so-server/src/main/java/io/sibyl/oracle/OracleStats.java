@@ -6,7 +6,8 @@ package io.sibyl.oracle;
  *
  * @param takenAtMillis     wall-clock time of the snapshot
  * @param begins            start timestamps handed out since this oracle started
- * @param refusedBegins     BEGINs refused because max.running.transactions were running
+ * @param refusedBegins     BEGINs refused because max.running.transactions were running, or their connection held
+ *                          max.running.transactions.per.connection
  * @param commits           transactions with writes committed (read-only ones commit at their clients)
  * @param aborts            transactions aborted, for every reason below and at their clients' request
  * @param conflictAborts    aborts for a write-write conflict
@@ -21,13 +22,14 @@ package io.sibyl.oracle;
  * @param tMax              T_max: below it, a writer that is not aborted counts as committed
  * @param lowWatermark      the oldest snapshot still readable; the garbage collector keeps what it needs
  * @param connections       open client connections
+ * @param refusedConnections connections refused since this oracle started because max.connections were open
  * @param journalBlocks     decision blocks the journal accepted
  */
 public record OracleStats(long takenAtMillis, long begins, long refusedBegins, long commits, long aborts,
                           long conflictAborts, long tooOldAborts, long disconnectAborts, long expiredAborts,
                           int running, int abortedSet,
                           int abortedRanges, int recentCommits, long lastTimestamp, long tMax, long lowWatermark,
-                          int connections, long journalBlocks) {
+                          int connections, long refusedConnections, long journalBlocks) {
 
     /** One log line: these figures, with per-second rates since {@code earlier} (or none when it is null). */
     public String describe(OracleStats earlier) {
@@ -45,7 +47,8 @@ public record OracleStats(long takenAtMillis, long begins, long refusedBegins, l
         b.append("totals: ").append(begins).append(" begins, ").append(commits).append(" commits, ").append(aborts)
                 .append(" aborts; now: ").append(running).append(" running, ").append(abortedSet)
                 .append(" in the aborted set, ").append(abortedRanges).append(" aborted ranges, ")
-                .append(recentCommits).append(" recent commits, ").append(connections).append(" connections;")
+                .append(recentCommits).append(" recent commits, ").append(connections).append(" connections (")
+                .append(refusedConnections).append(" refused in all);")
                 .append(" last timestamp ").append(lastTimestamp).append(", T_max ").append(tMax)
                 .append(", low watermark ").append(lowWatermark).append(", ").append(journalBlocks)
                 .append(" journal blocks");

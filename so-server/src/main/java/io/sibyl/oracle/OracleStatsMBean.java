@@ -148,6 +148,11 @@ final class OracleStatsMBean implements OracleStatsMXBean {
     }
 
     @Override
+    public long getRefusedConnections() {
+        return stats().refusedConnections();
+    }
+
+    @Override
     public long getJournalBlocks() {
         return stats().journalBlocks();
     }

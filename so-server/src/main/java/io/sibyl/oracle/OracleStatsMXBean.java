@@ -38,5 +38,8 @@ public interface OracleStatsMXBean {
 
     int getConnections();
 
+    /** Connections refused because {@code max.connections} were open, since this oracle started. */
+    long getRefusedConnections();
+
     long getJournalBlocks();
 }

@@ -119,6 +119,7 @@ class ConnectionDefencesTest {
                 assertTrue(error.text().contains("max.connections=2"), error.text());
             }
             assertEquals(1, server.refusedConnections());
+            assertEquals(1, server.stats().refusedConnections(), "in the log line and over JMX too");
             assertEquals(2, server.connections());
             for (WireSocket s : List.of(a, b)) {
                 Msg started = begin(s, 7);

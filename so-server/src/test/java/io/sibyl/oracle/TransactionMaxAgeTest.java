@@ -35,7 +35,7 @@ class TransactionMaxAgeTest {
         assertEquals(io.sibyl.protocol.Wire.STATUS_ABORTED, s.status(leaked));
         assertEquals(io.sibyl.protocol.Wire.STATUS_RUNNING, s.status(younger), "the younger one runs on");
         assertEquals(leaked, s.lowWatermark(), "its client may still be reading: held for reader.grace.ms");
-        assertEquals(1, s.stats(0, 0).expiredAborts(), "counted for the log line and JMX");
+        assertEquals(1, s.stats(0, 0, 0).expiredAborts(), "counted for the log line and JMX");
         assertEquals(OracleState.ALREADY_ABORTED, s.commit(leaked, new long[] {7}, 1),
                 "a late commit learns that it was aborted");
 

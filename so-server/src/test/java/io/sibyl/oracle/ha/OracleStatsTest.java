@@ -70,7 +70,7 @@ class OracleStatsTest {
             // Rates over the 2 s since an earlier snapshot that had seen 1 begin (0.5 commits/s rounds to 1).
             assertEquals(0L, mbeans.getAttribute(name, "ExpiredAborts"));
             String line = s.describe(new OracleStats(s.takenAtMillis() - 2000, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                    0, 0, 0, 0, 0));
+                    0, 0, 0, 0, 0, 0));
             assertTrue(line.startsWith("2 begins/s, 1 commits/s, 2 aborts/s (1 conflicts, 0 too old, 2 on"
                     + " disconnect, 0 past the max age, 1 refused begins in 2 s)"), line);
             server.close();
