@@ -4,14 +4,20 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.sibyl.oracle.OracleSurvivesRandomFramesTest.Msg;
 import io.sibyl.oracle.OracleSurvivesRandomFramesTest.WireSocket;
+import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 import org.junit.jupiter.api.Test;
 
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -68,18 +74,34 @@ class ConnectionDefencesTest {
     @Test
     void watchConnectionOutlivesTheHandshakeTimeoutAndMaySendNothingMore() throws Exception {
         try (OracleServer server = OracleServer.startInMemory(config(4, 64));
-             WireSocket watch = WireSocket.connect(server.port())) {
-            watch.sendFrame(Unpooled.buffer().writeInt(Wire.MAGIC).writeShort(Wire.VERSION).writeByte(Wire.ROLE_WATCH));
-            List<Msg> meanwhile = watch.readFor((int) (4 * HANDSHAKE_MS));
-            assertFalse(watch.closedByPeer(), "the watch connection was closed: " + meanwhile);
-            assertEquals(List.of(), meanwhile, "a watch connection is sent nothing (no HELLO, no heartbeats)");
+             Socket watch = new Socket("127.0.0.1", server.port())) {
+            DataOutputStream out = new DataOutputStream(watch.getOutputStream());
+            DataInputStream in = new DataInputStream(watch.getInputStream());
+            out.writeInt(7);
+            out.writeInt(Wire.MAGIC);
+            out.writeShort(Wire.VERSION);
+            out.writeByte(Wire.ROLE_WATCH);
+            out.flush();
+            // Longer than the handshake timeout and than the heartbeat interval a client connection gets (1 s).
+            watch.setSoTimeout((int) Math.max(4 * HANDSHAKE_MS, 1500));
+            assertThrows(SocketTimeoutException.class, in::read,
+                    "a watch connection is sent nothing (no HELLO, no heartbeats) and not closed");
             assertEquals(1, server.connections());
 
-            watch.send(request(Wire.BEGIN, 1));
-            List<Msg> got = watch.readUntilClosed();
-            assertEquals(1, got.size(), got.toString());
-            assertEquals(Wire.ERR_MALFORMED, got.get(0).code());
-            assertTrue(got.get(0).text().contains("watch connection"), got.get(0).text());
+            watch.setSoTimeout(10_000);
+            out.writeInt(2);
+            out.writeByte(Wire.BEGIN);
+            out.writeByte(1);
+            out.flush();
+            byte[] frame = new byte[in.readInt()];
+            in.readFully(frame);
+            ByteBuf error = Unpooled.wrappedBuffer(frame);
+            assertEquals(Wire.ERROR, error.readByte());
+            assertEquals(0, Varints.readUnsigned(error), "an error of the whole connection");
+            assertEquals(Wire.ERR_MALFORMED, error.readByte());
+            String text = Frames.readString(error, Frames.MAX_ERROR_TEXT);
+            assertTrue(text.contains("watch connection"), text);
+            assertEquals(-1, in.read(), "closed after the error");
             awaitConnections(server, 0);
         }
     }
@@ -133,6 +155,24 @@ class ConnectionDefencesTest {
             try (WireSocket next = WireSocket.connect(server.port())) {
                 next.handshake(Wire.VERSION); // a closed connection's place is taken again
                 assertEquals(Wire.STARTED, begin(next, 1).type());
+            }
+        }
+    }
+
+    @Test
+    void silentConnectionHoldsItsPlaceUnderMaxConnectionsOnlyUntilTheHandshakeTimeout() throws Exception {
+        try (OracleServer server = OracleServer.startInMemory(config(1, 64));
+             WireSocket silent = WireSocket.connect(server.port())) {
+            awaitConnections(server, 1);
+            try (WireSocket refused = WireSocket.connect(server.port())) {
+                List<Msg> got = refused.readUntilClosed();
+                assertEquals(Wire.ERR_OVERLOADED, got.get(0).code(), got.toString());
+            }
+            silent.readUntilClosed(); // the handshake timeout
+            awaitConnections(server, 0);
+            try (WireSocket client = WireSocket.connect(server.port())) {
+                client.handshake(Wire.VERSION);
+                assertEquals(Wire.STARTED, begin(client, 1).type());
             }
         }
     }
