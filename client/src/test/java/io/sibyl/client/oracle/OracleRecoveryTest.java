@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * The oracle on the BookKeeper journal (real in-process ZooKeeper and 3 bookies, E3/W2/A2), replaced by recovery
+ * The oracle on the BookKeeper journal (real in-process ZooKeeper and 3 bookies, E2/W2/A2), replaced by recovery
  * while it runs: the new oracle fences the old one's journal, which stops serving through its fatal-error path. Every
  * acknowledged commit is committed afterwards, transactions running at the takeover end aborted (for the oracle and
  * for replicas, also after T_max passes them), and no timestamp is handed out twice; then once more.

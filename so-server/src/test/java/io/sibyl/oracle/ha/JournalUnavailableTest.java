@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * When the journal itself becomes unavailable (two of three bookies gone at E3/W2/A2, so no entry can reach its ack
+ * When the journal itself becomes unavailable (two of three bookies gone at E2/W2/A2, so no entry can reach its ack
  * quorum and no new ledger can be made), a commit sent from then on is never acknowledged: the oracle keeps trying for
  * {@code journal.write.retry.ms}, then stops serving through its fatal-error path with a reason naming the journal,
  * and the client sees its connection close (outcome unknown), never a false COMMITTED. This class removes bookies, so

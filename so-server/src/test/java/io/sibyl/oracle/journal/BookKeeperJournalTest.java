@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The BookKeeper journal on a real in-process ZooKeeper and 3 bookies (E3/W2/A2). */
+/** The BookKeeper journal on a real in-process ZooKeeper and 3 bookies (the default E2/W2/A2). */
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class BookKeeperJournalTest {
     @RegisterExtension
