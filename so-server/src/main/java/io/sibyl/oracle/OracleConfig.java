@@ -71,26 +71,27 @@ public record OracleConfig(
     }
 
     public OracleConfig {
-        require(port >= 0 && port <= 65535, "port", port);
-        require(ioThreads >= 1, "io.threads", ioThreads);
-        require(conflictTableRows >= 8, "conflict.table.rows", conflictTableRows);
-        require(recentCommitsCapacity >= 2, "recent.commits.capacity", recentCommitsCapacity);
-        require(maxRunningTransactions >= 2, "max.running.transactions", maxRunningTransactions);
-        require(maxWriteSetRows >= 1, "max.write.set.rows", maxWriteSetRows);
-        require(maxFrameBytes >= 1024, "max.frame.bytes", maxFrameBytes);
-        require(timestampReservationBlock >= 1, "timestamp.reservation.block", timestampReservationBlock);
-        require(maxBlockRecords >= 1, "max.block.records", maxBlockRecords);
-        require(pushIntervalMillis >= 1, "push.interval.ms", pushIntervalMillis);
-        require(maxLagBytes >= 1024, "max.lag.bytes", maxLagBytes);
-        require(statsLogIntervalMillis >= 0, "stats.log.interval.ms", statsLogIntervalMillis);
-        require(readerGraceMillis >= 100 && readerGraceMillis <= 3_600_000, "reader.grace.ms", readerGraceMillis);
+        require(port >= 0 && port <= 65535, "port", port, "0 to 65535");
+        require(ioThreads >= 1, "io.threads", ioThreads, "at least 1");
+        require(conflictTableRows >= 8, "conflict.table.rows", conflictTableRows, "at least 8");
+        require(recentCommitsCapacity >= 2, "recent.commits.capacity", recentCommitsCapacity, "at least 2");
+        require(maxRunningTransactions >= 2, "max.running.transactions", maxRunningTransactions, "at least 2");
+        require(maxWriteSetRows >= 1, "max.write.set.rows", maxWriteSetRows, "at least 1");
+        require(maxFrameBytes >= 1024, "max.frame.bytes", maxFrameBytes, "at least 1024");
+        require(timestampReservationBlock >= 1, "timestamp.reservation.block", timestampReservationBlock, "at least 1");
+        require(maxBlockRecords >= 1, "max.block.records", maxBlockRecords, "at least 1");
+        require(pushIntervalMillis >= 1, "push.interval.ms", pushIntervalMillis, "at least 1");
+        require(maxLagBytes >= 1024, "max.lag.bytes", maxLagBytes, "at least 1024");
+        require(statsLogIntervalMillis >= 0, "stats.log.interval.ms", statsLogIntervalMillis, "0 (never) or more");
+        require(readerGraceMillis >= 100 && readerGraceMillis <= 3_600_000, "reader.grace.ms", readerGraceMillis,
+                "100 to 3600000");
         require(transactionMaxAgeMillis == 0 || transactionMaxAgeMillis >= 1000, "transaction.max.age.ms",
-                transactionMaxAgeMillis);
+                transactionMaxAgeMillis, "0 (no limit) or at least 1000");
         require(handshakeTimeoutMillis >= 1 && handshakeTimeoutMillis <= 3_600_000, "handshake.timeout.ms",
-                handshakeTimeoutMillis);
-        require(maxConnections >= 1, "max.connections", maxConnections);
+                handshakeTimeoutMillis, "1 to 3600000");
+        require(maxConnections >= 1, "max.connections", maxConnections, "at least 1");
         require(maxRunningTransactionsPerConnection >= 0, "max.running.transactions.per.connection",
-                maxRunningTransactionsPerConnection);
+                maxRunningTransactionsPerConnection, "0 (no quota) or more");
         if (journal == null || journalSettings == null || ha == null) {
             throw new IllegalArgumentException("journal, journal settings and HA settings are required");
         }
@@ -100,9 +101,10 @@ public record OracleConfig(
         }
     }
 
-    private static void require(boolean ok, String key, long value) {
+    private static void require(boolean ok, String key, long value, String rule) {
         if (!ok) {
-            throw new IllegalArgumentException("invalid value " + value + " for " + key + "; see docs/operations.md");
+            throw new IllegalArgumentException("invalid value " + value + " for " + key + ": must be " + rule
+                    + " (see docs/operations.md)");
         }
     }
 
@@ -253,7 +255,13 @@ public record OracleConfig(
     }
 
     private static int intOf(Properties p, String key, int dflt) {
-        return (int) longOf(p, key, dflt);
+        long v = longOf(p, key, dflt);
+        if (v != (int) v) {
+            // A silent cast would turn 4294967296 into 0 and pass the range checks with a value nobody asked for.
+            throw new IllegalArgumentException("setting '" + key + "' must be at most " + Integer.MAX_VALUE + ", got '"
+                    + p.getProperty(key) + "'");
+        }
+        return (int) v;
     }
 
     private static long longOf(Properties p, String key, long dflt) {

@@ -46,8 +46,9 @@ public final class OracleServerMain {
         try {
             config = parse(args);
         } catch (IllegalArgumentException | IOException e) {
+            // The error alone, with a pointer to the list: printed above forty lines of usage it scrolls away.
             System.err.println("so-server: " + e.getMessage());
-            usage(System.err);
+            System.err.println("so-server: 'so-server --help' lists every setting with its default");
             System.exit(2);
             return;
         }
@@ -242,17 +243,38 @@ public final class OracleServerMain {
                 if (i + 1 >= args.length) {
                     throw new IllegalArgumentException("--config needs a file name");
                 }
-                try (Reader r = Files.newBufferedReader(Path.of(args[++i]))) {
-                    Properties file = new Properties();
-                    file.load(r);
-                    file.forEach((k, v) -> p.putIfAbsent(k, v));
+                Path file = Path.of(args[++i]);
+                Properties fromFile = new Properties();
+                try (Reader r = Files.newBufferedReader(file)) {
+                    fromFile.load(r);
+                } catch (IOException e) {
+                    // The bare exception message is only the path (NoSuchFileException): say what failed.
+                    throw new IOException("cannot read the --config file " + file + ": " + e, e);
                 }
+                fromFile.forEach((k, v) -> p.putIfAbsent(k, v));
             } else if (a.startsWith("--") && a.contains("=")) {
                 p.setProperty(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
+            } else if (a.startsWith("--")) {
+                throw new IllegalArgumentException("'" + a + "' has no value: settings are given as --key=value,"
+                        + " e.g. " + a + "=" + valueExample(a.substring(2)));
             } else {
-                throw new IllegalArgumentException("unrecognised argument '" + a + "'");
+                throw new IllegalArgumentException("unrecognised argument '" + a + "': settings are given as"
+                        + " --key=value (e.g. --port=24680), or --config FILE");
             }
         }
         return OracleConfig.fromProperties(p);
+    }
+
+    /** The default of {@code key} as an example value, or VALUE for a key that is not known. */
+    private static String valueExample(String key) {
+        String described = OracleConfig.defaults().describe().get(key);
+        if (described == null) {
+            described = JournalSettings.defaults().describe().get(key);
+        }
+        if (described == null) {
+            return "VALUE";
+        }
+        String value = described.split("  #", 2)[0].trim();
+        return value.isEmpty() || value.startsWith("*") ? "VALUE" : value;
     }
 }

@@ -57,6 +57,29 @@ class OracleConfigTest {
     }
 
     @Test
+    void badValuesAndBadFlagsSayWhatIsAllowedAndHowToWriteIt() {
+        Properties small = new Properties();
+        small.setProperty("conflict.table.rows", "3");
+        assertEquals("invalid value 3 for conflict.table.rows: must be at least 8 (see docs/operations.md)",
+                assertThrows(IllegalArgumentException.class, () -> OracleConfig.fromProperties(small)).getMessage());
+        Properties wraps = new Properties();
+        wraps.setProperty("port", "4294967296"); // (int) of it is 0, a valid port nobody asked for
+        String tooLarge = assertThrows(IllegalArgumentException.class, () -> OracleConfig.fromProperties(wraps))
+                .getMessage();
+        assertTrue(tooLarge.contains("'port'") && tooLarge.contains("4294967296"), tooLarge);
+
+        String noValue = assertThrows(IllegalArgumentException.class,
+                () -> OracleServerMain.parse(new String[] {"--port", "24681"})).getMessage();
+        assertTrue(noValue.contains("--port=24680"), noValue);
+        String noDashes = assertThrows(IllegalArgumentException.class,
+                () -> OracleServerMain.parse(new String[] {"port=1"})).getMessage();
+        assertTrue(noDashes.contains("'port=1'") && noDashes.contains("--key=value"), noDashes);
+        String missing = assertThrows(java.io.IOException.class,
+                () -> OracleServerMain.parse(new String[] {"--config", "/no/such/oracle.properties"})).getMessage();
+        assertTrue(missing.contains("cannot read the --config file /no/such/oracle.properties"), missing);
+    }
+
+    @Test
     void flagsOverrideTheFileAndHelpListsTheJournalSettings() throws Exception {
         Path file = Files.createTempFile("so-server", ".properties");
         try {
