@@ -58,9 +58,16 @@ public final class AbortSweeperMain {
                 try {
                     settle = Long.parseLong(a.substring("--settle-ms=".length()).trim());
                 } catch (NumberFormatException e) {
-                    err.println("sibyl-sweep: --settle-ms needs a whole number of milliseconds, got " + a);
+                    settle = -1;
+                }
+                if (settle < 0) {
+                    err.println("sibyl-sweep: --settle-ms needs a whole number of milliseconds, 0 or more, got " + a);
                     return 2;
                 }
+            } else if (a.equals("--tables") || a.equals("--exclude") || a.equals("--settle-ms")) {
+                err.println("sibyl-sweep: " + a + " needs a value after '=', e.g. " + a
+                        + (a.equals("--settle-ms") ? "=" + DEFAULT_SETTLE_MS : "=t1,t2"));
+                return 2;
             } else if (a.startsWith("--") && a.contains("=")) {
                 int eq = a.indexOf('=');
                 conf.set(a.substring(2, eq), a.substring(eq + 1));
@@ -78,7 +85,8 @@ public final class AbortSweeperMain {
         }
         if (conf.get(TransactionManager.ORACLE_ZK_CONNECT) == null && conf.get(TransactionManager.ORACLE_ADDRESS) == null) {
             err.println("sibyl-sweep: name the status oracle with --" + TransactionManager.ORACLE_ZK_CONNECT
-                    + "=host:port (HA) or --" + TransactionManager.ORACLE_ADDRESS + "=host:port");
+                    + "=zk1:2181,zk2:2181 (the ZooKeeper ensemble of an HA group of oracles) or --"
+                    + TransactionManager.ORACLE_ADDRESS + "=host:port (a single oracle)");
             return 2;
         }
         try (TransactionManager tm = TransactionManager.create(conf)) {
