@@ -3,6 +3,7 @@ package io.sibyl.demo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /** Command-line flags of bin/sibyl-demo: the workload's (user-facing) and the wiring the script passes in. */
 public final class DemoFlags {
@@ -59,6 +60,9 @@ public final class DemoFlags {
                 "SIBYL_DEMO_LOGS (directory for the processes' logs, default bench-out/sibyl-demo).");
     }
 
+    private static final Set<String> VALUED = Set.of("duration", "threads", "accounts", "auditors",
+            "opening", "max-amount", "kill-at", "seed", "zk", "leader-znode", "election-znode", "oracle-pids");
+
     /** Parses {@code args}; {@link #help} set means only the usage was asked for. */
     public static DemoFlags parse(String... args) throws UsageException {
         DemoFlags f = new DemoFlags();
@@ -84,6 +88,9 @@ public final class DemoFlags {
                 }
                 f.failover = false;
                 continue;
+            }
+            if (!VALUED.contains(name)) { // before taking the next argument as its value
+                throw new UsageException("unknown flag --" + name);
             }
             if (value == null) {
                 if (i + 1 >= args.length) {

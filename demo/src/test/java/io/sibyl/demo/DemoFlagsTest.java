@@ -47,6 +47,8 @@ class DemoFlagsTest {
     @Test
     void badFlagsAreRejectedNamingTheFlag() {
         assertMessage("unknown flag --bogus", "--bogus", "1");
+        assertMessage("unknown flag --bogus", "--bogus");
+        assertMessage("unknown flag --failover", "--failover", "--threads", "2");
         assertMessage("--threads must be at least 1", "--threads", "0");
         assertMessage("--duration must be a whole number", "--duration", "ten");
         assertMessage("--accounts needs a value", "--accounts");

@@ -70,7 +70,7 @@ public final class LocalBookies {
         System.exit(code);
     }
 
-    private static int run(String[] args) throws Exception {
+    static int run(String[] args) throws Exception {
         int bookies = 3;
         int zkPort = 0;
         // Our default differs from BookKeeper's on purpose: the oracle batches its own adds (group commit), so a
@@ -98,6 +98,14 @@ public final class LocalBookies {
                 value = name.substring(eq + 1);
                 name = name.substring(0, eq);
             } else {
+                value = null;
+            }
+            // Before taking the next argument as its value: a misspelt flag is "unknown", not "needs a value".
+            if (!name.equals("bookies") && !name.equals("zk-port") && !name.equals("set")
+                    && !journal.containsKey(name)) {
+                throw new IllegalArgumentException("unknown flag --" + name);
+            }
+            if (value == null) {
                 if (i + 1 >= args.length) {
                     throw new IllegalArgumentException(a + " needs a value");
                 }
@@ -105,7 +113,13 @@ public final class LocalBookies {
             }
             switch (name) {
                 case "bookies" -> bookies = positive(name, value);
-                case "zk-port" -> zkPort = Integer.parseInt(value);
+                case "zk-port" -> {
+                    long port = number(name, value);
+                    if (port < 0 || port > 65535) {
+                        throw new IllegalArgumentException("--zk-port must be 0 to 65535, got " + value);
+                    }
+                    zkPort = (int) port;
+                }
                 case "set" -> {
                     int e = value.indexOf('=');
                     if (e <= 0) {
@@ -113,12 +127,7 @@ public final class LocalBookies {
                     }
                     extra.add(new String[] {value.substring(0, e), value.substring(e + 1)});
                 }
-                default -> {
-                    if (!journal.containsKey(name)) {
-                        throw new IllegalArgumentException("unknown flag --" + name);
-                    }
-                    journal.put(name, check(name, value));
-                }
+                default -> journal.put(name, check(name, value));
             }
         }
         if (zkPort == 0) {
@@ -162,12 +171,20 @@ public final class LocalBookies {
         return 0;
     }
 
+    private static long number(String name, String v) {
+        try {
+            return Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be a whole number, got '" + v + "'");
+        }
+    }
+
     private static int positive(String name, String v) {
-        int n = Integer.parseInt(v);
-        if (n < 1) {
+        long n = number(name, v);
+        if (n < 1 || n > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("--" + name + " must be at least 1, got " + v);
         }
-        return n;
+        return (int) n;
     }
 
     private static String check(String name, String v) {
@@ -176,7 +193,7 @@ public final class LocalBookies {
             if (!v.equals("true") && !v.equals("false")) {
                 throw new IllegalArgumentException("--" + name + " must be true or false, got '" + v + "'");
             }
-        } else if (Long.parseLong(v) < 0) {
+        } else if (number(name, v) < 0) {
             throw new IllegalArgumentException("--" + name + " must not be negative, got " + v);
         }
         return v;
