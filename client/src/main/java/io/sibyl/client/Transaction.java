@@ -167,7 +167,7 @@ public final class Transaction {
         if (s != Status.RUNNING || how != null) {
             String what = how != null ? how : (s == Status.COMMITTED ? "already committed" : "already rolled back");
             throw new IllegalStateException("transaction " + startTs + " is " + what
-                    + ": reads and writes need a running transaction; begin a new one");
+                    + ": reads, writes and commits need a running transaction; begin a new one");
         }
         manager.checkOpen();
     }

@@ -169,12 +169,17 @@ public final class TransactionManager implements AutoCloseable {
             throw new IllegalArgumentException(ORACLE_ADDRESS + "=" + a + " is not host:port");
         }
         String port = a.substring(colon + 1).trim();
+        int p;
         try {
-            Integer.parseInt(port);
+            p = Integer.parseInt(port);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(ORACLE_ADDRESS + "=" + a + " is not host:port");
         }
-        return new FixedOracleAddress(a.substring(0, colon).trim(), Integer.parseInt(port));
+        if (p < 1 || p > 65535) {
+            throw new IllegalArgumentException(ORACLE_ADDRESS + "=" + a + ": the port must be 1 to 65535 (so-server"
+                    + " prints its port as READY port=N)");
+        }
+        return new FixedOracleAddress(a.substring(0, colon).trim(), p);
     }
 
     private static OracleConnection connectOracle(OracleLocator locator, ClientSettings settings) {
@@ -539,6 +544,9 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     private void checkOwn(Transaction tx) {
+        if (tx == null) {
+            throw new NullPointerException("transaction is null: begin one with TransactionManager.begin()");
+        }
         if (tx.manager() != this) {
             throw new IllegalArgumentException("transaction " + tx.getStartTimestamp()
                     + " was begun by another TransactionManager");

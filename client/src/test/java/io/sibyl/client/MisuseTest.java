@@ -65,7 +65,8 @@ class MisuseTest {
             assertFails(IllegalStateException.class, what, () -> put(t, tx, "r", "2"));
             assertFails(IllegalStateException.class, what, () -> t.delete(tx, new Delete(b("r"))));
             assertFails(IllegalStateException.class, what, () -> t.getScanner(tx, new Scan()));
-            assertFails(IllegalStateException.class, what, () -> tm.commit(tx));
+            assertFails(IllegalStateException.class, what + ": reads, writes and commits need a running transaction",
+                    () -> tm.commit(tx));
         }
         assertFails(IllegalStateException.class, "cannot be rolled back", () -> tm.rollback(committed));
     }
@@ -186,6 +187,33 @@ class MisuseTest {
     }
 
     @Test
+    void anOracleThatCannotBeReachedIsNamedWithTheSettingToCheck() {
+        Configuration wrongPort = MiniCluster.get().configuration();
+        wrongPort.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:1");
+        wrongPort.set(TransactionManager.FAILOVER_TIMEOUT_MS, "1000");
+        String refused = assertThrows(RuntimeException.class, () -> TransactionManager.create(wrongPort)).getMessage();
+        assertTrue(refused.contains("address 127.0.0.1:1") && refused.contains("Connection refused")
+                && refused.contains("check this client's " + TransactionManager.ORACLE_ADDRESS), refused);
+
+        Configuration deadZooKeeper = MiniCluster.get().configuration();
+        deadZooKeeper.unset(TransactionManager.ORACLE_ADDRESS);
+        deadZooKeeper.set(TransactionManager.ORACLE_ZK_CONNECT, "127.0.0.1:1");
+        deadZooKeeper.set(TransactionManager.FAILOVER_TIMEOUT_MS, "1000");
+        String silent = assertThrows(RuntimeException.class, () -> TransactionManager.create(deadZooKeeper))
+                .getMessage();
+        assertTrue(silent.contains("ZooKeeper has not answered: is it running at 127.0.0.1:1")
+                && silent.contains(TransactionManager.ORACLE_ZK_CONNECT), silent);
+        assertTrue(!silent.contains("last error"), "nothing was dialled, so there is no last error: " + silent);
+    }
+
+    @Test
+    void aNullTransactionIsExplained() {
+        assertFails(NullPointerException.class, "transaction is null: begin one", () -> tm.commit(null));
+        assertFails(NullPointerException.class, "transaction is null: begin one", () -> tm.rollback(null));
+        assertFails(NullPointerException.class, "transaction is null: begin one", () -> t.get(null, new Get(b("r"))));
+    }
+
+    @Test
     void missingOracleAddressIsExplained() {
         Configuration conf = MiniCluster.get().configuration();
         conf.unset(TransactionManager.ORACLE_ADDRESS);
@@ -193,6 +221,11 @@ class MisuseTest {
                 () -> TransactionManager.create(conf));
         conf.set(TransactionManager.ORACLE_ADDRESS, "localhost");
         assertFails(IllegalArgumentException.class, "host:port", () -> TransactionManager.create(conf));
+        conf.set(TransactionManager.ORACLE_ADDRESS, "localhost:99999");
+        assertFails(IllegalArgumentException.class, TransactionManager.ORACLE_ADDRESS + "=localhost:99999: the port"
+                + " must be 1 to 65535", () -> TransactionManager.create(conf));
+        assertFails(IllegalArgumentException.class, "port from 1 to 65535, got localhost:0",
+                () -> TransactionManager.create(conf, "localhost", 0));
         conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:1");
         conf.set(TransactionManager.READ_VERSIONS, "0");
         assertFails(IllegalArgumentException.class, TransactionManager.READ_VERSIONS,

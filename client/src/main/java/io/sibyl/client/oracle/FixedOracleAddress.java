@@ -12,6 +12,10 @@ public final class FixedOracleAddress implements OracleLocator {
     private final LeaderRecord oracle;
 
     public FixedOracleAddress(String host, int port) {
+        if (host == null || host.isBlank() || port < 1 || port > 65535) {
+            throw new IllegalArgumentException("the status oracle's address needs a host and a port from 1 to 65535,"
+                    + " got " + host + ":" + port);
+        }
         this.oracle = new LeaderRecord(0, host, port, "configured");
     }
 

@@ -86,7 +86,7 @@ public final class OracleConnection implements AutoCloseable {
         }
         long start = System.nanoTime();
         long deadline = start + failoverTimeoutMillis * 1_000_000L;
-        String lastError = "no oracle was named";
+        String lastError = null; // stays null while the locator names no oracle: its own description says why
         // Every timestamp an oracle that kept its journal hands out is above every one handed out before (recovery
         // restarts its clock at the highest reservation). One that hands out this connection's timestamps again lost
         // its decisions (an in-memory oracle restarted, a wiped journal): its transactions would overwrite committed
@@ -128,8 +128,10 @@ public final class OracleConnection implements AutoCloseable {
                 }
                 if (System.nanoTime() >= deadline || closed) {
                     throw new OracleUnavailableException("no status oracle answered within " + failoverTimeoutMillis
-                            + " ms (looked up through " + locator.describe() + "; last error: " + lastError
-                            + "); start so-server, or check the oracle settings of this client");
+                            + " ms (looked up through " + locator.describe()
+                            + (lastError == null ? "" : "; last error: " + lastError)
+                            + "); start so-server, or check this client's sibyl.oracle.address or"
+                            + " sibyl.oracle.zk.connect");
                 }
                 Thread.sleep(RETRY_PAUSE_MILLIS);
             }

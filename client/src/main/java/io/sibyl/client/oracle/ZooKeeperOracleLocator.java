@@ -35,7 +35,7 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
     private ZooKeeper zk;
     private LeaderRecord leader;
     private long highestEpoch = -1;
-    private String problem = "no answer from ZooKeeper yet";
+    private String problem;
     private boolean closed;
 
     /**
@@ -50,6 +50,8 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
         this.connect = connect;
         this.path = path;
         this.sessionTimeoutMillis = sessionTimeoutMillis;
+        this.problem = "ZooKeeper has not answered: is it running at " + connect + ", and is that the ensemble the"
+                + " oracles use (their journal.zk.connect)?";
         synchronized (lock) {
             zk = newSession();
         }
