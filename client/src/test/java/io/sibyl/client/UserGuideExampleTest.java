@@ -148,6 +148,15 @@ class UserGuideExampleTest {
                     + " verbatim:\n" + block);
         }
         assertFalse(blocks.get(1).isBlank());
+        // And the other way round: an example added to the guide without a test here fails the build.
+        Matcher java = Pattern.compile("(?m)^```java\\n((?:.*\\n)*?)```$").matcher(guide);
+        int examples = 0;
+        while (java.find()) {
+            examples++;
+            assertTrue(blocks.contains(java.group(1)), "this example of docs/user-guide.md runs nowhere: add it to "
+                    + SOURCE + " between // guide:NAME and // guide:end\n" + java.group(1));
+        }
+        assertEquals(blocks.size(), examples, "every block of " + SOURCE + " appears in the guide once");
     }
 
     /** The de-indented text between each {@code // guide:NAME} marker and the next {@code // guide:end}. */
