@@ -31,6 +31,7 @@ public final class AbortSweeperMain {
     private AbortSweeperMain() {
     }
 
+    /** Runs one sweep and exits: 0 done, 1 the sweep failed, 2 the arguments were wrong. */
     public static void main(String[] args) throws Exception {
         System.exit(run(args, System.out, System.err));
     }

@@ -9,6 +9,7 @@ public class CommitOutcomeUnknownException extends RuntimeException {
     private static final long serialVersionUID = 1L;
     private final transient Transaction transaction;
 
+    /** The commit of {@code transaction} was in flight when {@code cause} (the lost connection) happened. */
     public CommitOutcomeUnknownException(Transaction transaction, Throwable cause) {
         super("the outcome of the commit of transaction " + transaction.getStartTimestamp()
                 + " is unknown: the connection to the oracle was lost while the request was in flight ("
@@ -16,6 +17,7 @@ public class CommitOutcomeUnknownException extends RuntimeException {
         this.transaction = transaction;
     }
 
+    /** The transaction whose commit outcome is unknown; it can neither commit nor roll back any more. */
     public Transaction getTransaction() {
         return transaction;
     }

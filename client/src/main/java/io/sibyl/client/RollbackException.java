@@ -28,6 +28,7 @@ public class RollbackException extends Exception {
     private final transient Transaction transaction;
     private final Reason reason;
 
+    /** {@code transaction} was rolled back for {@code reason}; {@code message} says what happened and what to do. */
     public RollbackException(Transaction transaction, Reason reason, String message, Throwable cause) {
         super("transaction " + transaction.getStartTimestamp() + " rolled back (" + reason + "): " + message, cause);
         this.transaction = transaction;
@@ -39,6 +40,7 @@ public class RollbackException extends Exception {
         return transaction;
     }
 
+    /** Why the transaction was rolled back. */
     public Reason getReason() {
         return reason;
     }

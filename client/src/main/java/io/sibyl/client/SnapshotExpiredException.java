@@ -15,6 +15,7 @@ public class SnapshotExpiredException extends IOException {
 
     private final transient Transaction transaction;
 
+    /** The oracle was last heard from {@code millisSinceHeard} ago, longer than the read window allows. */
     public SnapshotExpiredException(Transaction transaction, long millisSinceHeard, long readWindowMillis) {
         super("transaction " + transaction.getStartTimestamp() + " cannot read any more: its status oracle was last"
                 + " heard from " + millisSinceHeard + " ms ago, and a snapshot stays readable for " + readWindowMillis

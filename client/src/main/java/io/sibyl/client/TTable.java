@@ -176,6 +176,7 @@ public class TTable implements Closeable {
                 .setMaxVersions(Integer.MAX_VALUE).build();
     }
 
+    /** The HBase table this {@code TTable} reads and writes. */
     public TableName getName() {
         return name;
     }
@@ -339,6 +340,7 @@ public class TTable implements Closeable {
         put(tx, Collections.singletonList(put));
     }
 
+    /** Buffers several puts; all are checked first, so a refused one leaves none of them buffered. */
     public void put(Transaction tx, List<Put> puts) throws IOException {
         underWrite(tx, () -> {
             putUnderway(tx, puts);
@@ -372,6 +374,7 @@ public class TTable implements Closeable {
         delete(tx, Collections.singletonList(delete));
     }
 
+    /** Transactionally deletes several rows, families or columns, as {@link #delete(Transaction, Delete)} does. */
     public void delete(Transaction tx, List<Delete> deletes) throws IOException {
         underWrite(tx, () -> {
             deleteUnderway(tx, deletes);

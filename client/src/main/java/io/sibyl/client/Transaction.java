@@ -125,6 +125,7 @@ public final class Transaction {
         return commitTs;
     }
 
+    /** {@code RUNNING} until the transaction commits or is rolled back. */
     public Status getStatus() {
         return status;
     }

@@ -492,6 +492,7 @@ public final class TransactionManager implements AutoCloseable {
         }
     }
 
+    /** True once {@link #close()} was called: begins are refused and running transactions were rolled back. */
     public boolean isClosed() {
         return closed;
     }
