@@ -1,5 +1,6 @@
 package io.sibyl.client;
 
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.HConstants;
@@ -32,6 +33,7 @@ import org.apache.hadoop.hbase.util.Bytes;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -84,7 +86,24 @@ public class TTable implements Closeable {
         this.writeRpcTimeoutMillis = TableWrites.configuredWriteRpcTimeoutMillis(connection.getConfiguration());
         this.maxCellSize = connection.getConfiguration().getInt(ConnectionConfiguration.MAX_KEYVALUE_SIZE_KEY,
                 ConnectionConfiguration.MAX_KEYVALUE_SIZE_DEFAULT);
-        this.families = readFamilies();
+        this.families = openFamilies();
+    }
+
+    /** {@link #readFamilies()} for the constructor: a failure there is most often an HBase that cannot be reached. */
+    private NavigableSet<byte[]> openFamilies() throws IOException {
+        try {
+            return readFamilies();
+        } catch (TableNotFoundException | InterruptedIOException e) {
+            throw e;
+        } catch (IOException e) {
+            // HBase's own text ("Zookeeper GET could not be completed in 10000 ms") names neither table nor cluster.
+            Configuration conf = connection.getConfiguration();
+            throw new IOException("cannot open table " + name + ": HBase at ZooKeeper "
+                    + conf.get(HConstants.ZOOKEEPER_QUORUM) + " (client port "
+                    + conf.get(HConstants.ZOOKEEPER_CLIENT_PORT, String.valueOf(HConstants.DEFAULT_ZOOKEEPER_CLIENT_PORT))
+                    + ") did not give its descriptor: " + e.getMessage() + "; check that HBase runs and the client's"
+                    + " hbase.zookeeper.quorum (hbase-site.xml)", e);
+        }
     }
 
     /**

@@ -6,6 +6,8 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.TableNotFoundException;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Consistency;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
@@ -18,6 +20,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.function.Executable;
+
+import java.io.IOException;
 
 import static io.sibyl.client.TestSupport.CF;
 import static io.sibyl.client.TestSupport.V;
@@ -114,6 +118,19 @@ class MisuseTest {
         TableNotFoundException e = assertThrows(TableNotFoundException.class,
                 () -> new TTable(MiniCluster.get().connection(), TableName.valueOf("no_such_table")));
         assertTrue(e.getMessage().contains("no_such_table") && e.getMessage().contains("create it"), e.getMessage());
+    }
+
+    @Test
+    void anHBaseThatCannotBeReachedIsNamedWithTheTableAndTheSettingToCheck() throws Exception {
+        Configuration conf = MiniCluster.get().configuration();
+        conf.set(HConstants.ZOOKEEPER_CLIENT_PORT, "1");
+        conf.set("zookeeper.registry.async.get.timeout", "500"); // HBase's 10 s wait, shortened for the test
+        try (Connection unreachable = ConnectionFactory.createConnection(conf)) {
+            IOException e = assertThrows(IOException.class, () -> new TTable(unreachable, t.getName()));
+            assertTrue(e.getMessage().contains("cannot open table " + t.getName())
+                    && e.getMessage().contains("(client port 1)") && e.getMessage().contains("hbase.zookeeper.quorum"),
+                    e.getMessage());
+        }
     }
 
     @Test
