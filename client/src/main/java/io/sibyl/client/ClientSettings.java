@@ -8,15 +8,38 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
 
     static ClientSettings from(Configuration conf) {
         ClientSettings s = new ClientSettings(
-                conf.getInt(TransactionManager.READ_VERSIONS, 3),
-                conf.getLong(TransactionManager.WRITE_BUFFER_BYTES, 4L << 20),
-                conf.getInt(TransactionManager.RETRY_ATTEMPTS, 10),
-                conf.getLong(TransactionManager.RETRY_BACKOFF_MS, 5),
-                conf.getLong(TransactionManager.RETRY_BACKOFF_MAX_MS, 1000),
-                conf.getLong(TransactionManager.ORACLE_TIMEOUT_MS, 30_000),
-                conf.getLong(TransactionManager.FAILOVER_TIMEOUT_MS, 30_000));
+                (int) number(conf, TransactionManager.READ_VERSIONS, 3, Integer.MAX_VALUE),
+                number(conf, TransactionManager.WRITE_BUFFER_BYTES, 4L << 20, Long.MAX_VALUE),
+                (int) number(conf, TransactionManager.RETRY_ATTEMPTS, 10, Integer.MAX_VALUE),
+                number(conf, TransactionManager.RETRY_BACKOFF_MS, 5, Long.MAX_VALUE),
+                number(conf, TransactionManager.RETRY_BACKOFF_MAX_MS, 1000, Long.MAX_VALUE),
+                number(conf, TransactionManager.ORACLE_TIMEOUT_MS, 30_000, Long.MAX_VALUE),
+                number(conf, TransactionManager.FAILOVER_TIMEOUT_MS, 30_000, Long.MAX_VALUE));
         s.check();
         return s;
+    }
+
+    /**
+     * The whole number {@code key} holds, or {@code dflt}. Configuration.getLong would throw a NumberFormatException
+     * ("For input string: ...") that does not say which setting is wrong.
+     */
+    static long number(Configuration conf, String key, long dflt, long max) {
+        String v = conf.getTrimmed(key);
+        if (v == null || v.isEmpty()) {
+            return dflt;
+        }
+        long n;
+        try {
+            n = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("invalid value '" + v + "' for " + key + ": must be a whole number"
+                    + " (see docs/user-guide.md)");
+        }
+        if (n > max) {
+            throw new IllegalArgumentException("invalid value " + v + " for " + key + ": must be at most " + max
+                    + " (see docs/user-guide.md)");
+        }
+        return n;
     }
 
     private void check() {

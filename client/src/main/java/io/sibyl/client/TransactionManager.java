@@ -157,7 +157,7 @@ public final class TransactionManager implements AutoCloseable {
         }
         if (hasZk) {
             return new ZooKeeperOracleLocator(zk.trim(), conf.get(ORACLE_LEADER_ZNODE, DEFAULT_LEADER_ZNODE),
-                    conf.getInt(ORACLE_ZK_SESSION_TIMEOUT_MS, 10_000));
+                    (int) ClientSettings.number(conf, ORACLE_ZK_SESSION_TIMEOUT_MS, 10_000, Integer.MAX_VALUE));
         }
         if (!hasAddress) {
             throw new IllegalArgumentException(ORACLE_ADDRESS + " is not set: give the status oracle's host:port"

@@ -247,5 +247,14 @@ class MisuseTest {
         conf.set(TransactionManager.READ_VERSIONS, "0");
         assertFails(IllegalArgumentException.class, TransactionManager.READ_VERSIONS,
                 () -> TransactionManager.create(conf));
+        conf.set(TransactionManager.READ_VERSIONS, "three"); // Configuration.getInt would not name the key
+        assertFails(IllegalArgumentException.class, "invalid value 'three' for " + TransactionManager.READ_VERSIONS,
+                () -> TransactionManager.create(conf));
+        conf.set(TransactionManager.READ_VERSIONS, "4294967299"); // (int) of it is 3
+        assertFails(IllegalArgumentException.class, "must be at most", () -> TransactionManager.create(conf));
+        conf.unset(TransactionManager.READ_VERSIONS);
+        conf.set(TransactionManager.FAILOVER_TIMEOUT_MS, "30s");
+        assertFails(IllegalArgumentException.class, TransactionManager.FAILOVER_TIMEOUT_MS,
+                () -> TransactionManager.create(conf));
     }
 }
