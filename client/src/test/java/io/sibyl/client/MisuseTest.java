@@ -174,6 +174,10 @@ class MisuseTest {
                 () -> t.get(tx, new Get(b("r")).setTimeRange(0, 10)));
         assertFails(IllegalArgumentException.class, "time range",
                 () -> t.getScanner(tx, new Scan().setTimeRange(0, 10)));
+        assertFails(IllegalArgumentException.class, "time range",
+                () -> t.get(tx, new Get(b("r")).setColumnFamilyTimeRange(CF, 0, 10)));
+        assertFails(IllegalArgumentException.class, "time range",
+                () -> t.getScanner(tx, new Scan().setColumnFamilyTimeRange(CF, 0, 10)));
         assertFails(IllegalArgumentException.class, "one version",
                 () -> t.get(tx, new Get(b("r")).readVersions(3)));
         assertFails(IllegalArgumentException.class, "one version",
