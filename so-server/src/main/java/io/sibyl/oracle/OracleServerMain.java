@@ -38,7 +38,7 @@ public final class OracleServerMain {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
+        if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
             usage(System.out);
             return;
         }

@@ -96,7 +96,7 @@ class OracleConfigTest {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            OracleServerMain.main(new String[] {"--help"});
+            OracleServerMain.main(new String[] {"--port=1", "--help"}); // --help wins wherever it stands
         } finally {
             System.setOut(out);
         }
