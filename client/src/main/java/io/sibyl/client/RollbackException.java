@@ -27,12 +27,25 @@ public class RollbackException extends Exception {
 
     private final transient Transaction transaction;
     private final Reason reason;
+    private final String detail;
 
     /** {@code transaction} was rolled back for {@code reason}; {@code message} says what happened and what to do. */
     public RollbackException(Transaction transaction, Reason reason, String message, Throwable cause) {
         super("transaction " + transaction.getStartTimestamp() + " rolled back (" + reason + "): " + message, cause);
         this.transaction = transaction;
         this.reason = reason;
+        this.detail = message;
+    }
+
+    /**
+     * The same rollback, saying that {@link TransactionManager#run} gave up on it after {@code attempts} attempts, so
+     * that a conflict it did retry does not read like one it did not.
+     */
+    RollbackException afterAttempts(int attempts, String setting) {
+        RollbackException e = new RollbackException(transaction, reason, detail + "; run gave up after " + attempts
+                + (attempts == 1 ? " attempt" : " attempts") + " (" + setting + ")", getCause());
+        e.setStackTrace(getStackTrace());
+        return e;
     }
 
     /** The transaction that was rolled back; its status is {@link Transaction.Status#ROLLED_BACK}. */

@@ -423,8 +423,11 @@ public final class TransactionManager implements AutoCloseable {
                 commit(tx);
                 return result;
             } catch (RollbackException e) {
-                if (!e.isRetryable() || attempt >= settings.retryAttempts()) {
+                if (!e.isRetryable()) {
                     throw e;
+                }
+                if (attempt >= settings.retryAttempts()) {
+                    throw e.afterAttempts(attempt, RETRY_ATTEMPTS);
                 }
             }
             backoff = backOff(backoff);

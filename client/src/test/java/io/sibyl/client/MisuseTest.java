@@ -22,6 +22,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.function.Executable;
 
 import java.io.IOException;
+import java.util.Map;
 
 import static io.sibyl.client.TestSupport.CF;
 import static io.sibyl.client.TestSupport.V;
@@ -225,6 +226,28 @@ class MisuseTest {
         assertTrue(silent.contains("ZooKeeper has not answered: is it running at 127.0.0.1:1")
                 && silent.contains(TransactionManager.ORACLE_ZK_CONNECT), silent);
         assertTrue(!silent.contains("last error"), "nothing was dialled, so there is no last error: " + silent);
+    }
+
+    @Test
+    void runThatGivesUpOnConflictsSaysHowOftenItTried() throws Exception {
+        try (TransactionManager twice = MiniCluster.get().manager(Map.of(
+                TransactionManager.RETRY_ATTEMPTS, "2", TransactionManager.RETRY_BACKOFF_MS, "1"))) {
+            RollbackException e = assertThrows(RollbackException.class, () -> twice.run(tx -> {
+                try {
+                    put(t, tx, "give-up", "mine");
+                    Transaction first = tm.begin(); // commits the same row first: every attempt conflicts
+                    put(t, first, "give-up", "theirs");
+                    tm.commit(first);
+                } catch (Exception x) {
+                    throw new IllegalStateException(x);
+                }
+                return null;
+            }));
+            assertEquals(RollbackException.Reason.CONFLICT, e.getReason());
+            assertTrue(e.getMessage().contains("run gave up after 2 attempts (" + TransactionManager.RETRY_ATTEMPTS
+                    + ")"), e.getMessage());
+            assertEquals(Transaction.Status.ROLLED_BACK, e.getTransaction().getStatus());
+        }
     }
 
     @Test
