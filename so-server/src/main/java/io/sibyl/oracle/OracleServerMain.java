@@ -15,6 +15,8 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.Reader;
+import java.net.BindException;
+import java.nio.channels.UnresolvedAddressException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -80,7 +82,7 @@ public final class OracleServerMain {
             }
         } catch (Exception e) {
             LOG.error("so-server could not start", e);
-            System.err.println("so-server: could not start: " + e);
+            System.err.println("so-server: could not start: " + e + startFailureHint(config, e));
             System.exit(1);
             return;
         }
@@ -98,6 +100,29 @@ public final class OracleServerMain {
         System.out.println("READY port=" + server.port());
         System.out.flush();
         stopped.await();
+    }
+
+    /**
+     * What to do about the start failures a first run meets, which Netty reports without the address: the port is
+     * taken, or the host does not resolve. Empty for the others, whose messages say it themselves.
+     */
+    static String startFailureHint(OracleConfig config, Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String m = String.valueOf(t.getMessage());
+            if (t instanceof BindException || m.contains("Address already in use")) {
+                return "; another process listens on port " + config.port() + " of " + config.host()
+                        + ": stop it, or give another --port (0 picks a free one)";
+            }
+            if (t instanceof UnresolvedAddressException) {
+                return "; host '" + config.host() + "' does not resolve: give --host an address of this machine"
+                        + " (0.0.0.0 listens on all of them)";
+            }
+            if (m.contains("Cannot assign requested address")) {
+                return "; " + config.host() + " is not an address of this machine: fix --host (0.0.0.0 listens on"
+                        + " all of them)";
+            }
+        }
+        return "";
     }
 
     /**

@@ -80,6 +80,24 @@ class OracleConfigTest {
     }
 
     @Test
+    void aTakenPortOrAHostThatDoesNotResolveIsExplained() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0)) {
+            OracleConfig config = OracleConfig.defaults().withPort(taken.getLocalPort())
+                    .withCapacities(64, 4, 16);
+            Exception e = assertThrows(Exception.class, () -> OracleServer.startInMemory(config).close());
+            String hint = OracleServerMain.startFailureHint(config, e);
+            assertTrue(hint.contains("another process listens on port " + taken.getLocalPort()), e + hint);
+        }
+        Properties p = new Properties();
+        p.setProperty("host", "no-such-host.invalid");
+        p.setProperty("port", "0");
+        OracleConfig unresolved = OracleConfig.fromProperties(p).withCapacities(64, 4, 16);
+        Exception e = assertThrows(Exception.class, () -> OracleServer.startInMemory(unresolved).close());
+        assertTrue(OracleServerMain.startFailureHint(unresolved, e).contains("host 'no-such-host.invalid' does not"
+                + " resolve"), e.toString());
+    }
+
+    @Test
     void flagsOverrideTheFileAndHelpListsTheJournalSettings() throws Exception {
         Path file = Files.createTempFile("so-server", ".properties");
         try {
