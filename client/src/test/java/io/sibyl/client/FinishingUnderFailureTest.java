@@ -88,6 +88,10 @@ class FinishingUnderFailureTest {
                 assertEquals(TransactionStatus.State.COMMITTED, decision(oracle.port(), tx.getStartTimestamp()).state());
                 IllegalStateException refused = assertThrows(IllegalStateException.class, () -> tm.rollback(tx));
                 assertTrue(refused.getMessage().contains("commit outcome is unknown"), refused.getMessage());
+                // As the user guide says: no status of its own, but no further use either.
+                assertEquals(Transaction.Status.RUNNING, tx.getStatus());
+                IllegalStateException used = assertThrows(IllegalStateException.class, () -> put(t, tx, "k", "v2"));
+                assertTrue(used.getMessage().contains("in doubt (its commit outcome is unknown)"), used.getMessage());
             }
             assertEquals("v1", readCommitted(t, oracle.port(), "k"), "the commit the oracle decided kept its write");
         }
