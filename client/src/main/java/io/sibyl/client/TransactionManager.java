@@ -156,7 +156,12 @@ public final class TransactionManager implements AutoCloseable {
                     + " for a single oracle, not both");
         }
         if (hasZk) {
-            return new ZooKeeperOracleLocator(zk.trim(), conf.get(ORACLE_LEADER_ZNODE, DEFAULT_LEADER_ZNODE),
+            String znode = conf.get(ORACLE_LEADER_ZNODE, DEFAULT_LEADER_ZNODE);
+            if (!znode.startsWith("/") || znode.endsWith("/")) {
+                throw new IllegalArgumentException(ORACLE_LEADER_ZNODE + "=" + znode + " is not an absolute ZooKeeper"
+                        + " path: give the oracles' journal.leader.znode (default " + DEFAULT_LEADER_ZNODE + ")");
+            }
+            return new ZooKeeperOracleLocator(zk.trim(), znode,
                     (int) ClientSettings.number(conf, ORACLE_ZK_SESSION_TIMEOUT_MS, 10_000, Integer.MAX_VALUE));
         }
         if (!hasAddress) {
