@@ -98,11 +98,12 @@ public class TTable implements Closeable {
         } catch (IOException e) {
             // HBase's own text ("Zookeeper GET could not be completed in 10000 ms") names neither table nor cluster.
             Configuration conf = connection.getConfiguration();
+            String port = conf.get(HConstants.ZOOKEEPER_CLIENT_PORT,
+                    String.valueOf(HConstants.DEFAULT_ZOOKEEPER_CLIENT_PORT));
             throw new IOException("cannot open table " + name + ": HBase at ZooKeeper "
-                    + conf.get(HConstants.ZOOKEEPER_QUORUM) + " (client port "
-                    + conf.get(HConstants.ZOOKEEPER_CLIENT_PORT, String.valueOf(HConstants.DEFAULT_ZOOKEEPER_CLIENT_PORT))
-                    + ") did not give its descriptor: " + e.getMessage() + "; check that HBase runs and the client's"
-                    + " hbase.zookeeper.quorum (hbase-site.xml)", e);
+                    + conf.get(HConstants.ZOOKEEPER_QUORUM) + " (client port " + port + ") did not give its descriptor: "
+                    + e.getMessage() + "; check that HBase runs and the client's hbase.zookeeper.quorum"
+                    + " (hbase-site.xml)", e);
         }
     }
 

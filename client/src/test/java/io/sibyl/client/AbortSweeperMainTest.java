@@ -29,8 +29,8 @@ class AbortSweeperMainTest {
     @Test
     void aMissingOracleIsNamedWithBothWaysToGiveIt() throws Exception {
         String err = assertRefused("name the status oracle", "--tables=a");
-        assertTrue(err.contains("--sibyl.oracle.zk.connect=zk1:2181") && err.contains("--sibyl.oracle.address=host:port"),
-                err);
+        assertTrue(err.contains("--sibyl.oracle.zk.connect=zk1:2181")
+                && err.contains("--sibyl.oracle.address=host:port"), err);
         assertRefused("give either --tables=t1,t2", "--sibyl.oracle.address=127.0.0.1:1");
         assertRefused("unknown argument -x", "-x");
     }
