@@ -161,8 +161,12 @@ public final class TransactionManager implements AutoCloseable {
                 throw new IllegalArgumentException(ORACLE_LEADER_ZNODE + "=" + znode + " is not an absolute ZooKeeper"
                         + " path: give the oracles' journal.leader.znode (default " + DEFAULT_LEADER_ZNODE + ")");
             }
-            return new ZooKeeperOracleLocator(zk.trim(), znode,
-                    (int) ClientSettings.number(conf, ORACLE_ZK_SESSION_TIMEOUT_MS, 10_000, Integer.MAX_VALUE));
+            long session = ClientSettings.number(conf, ORACLE_ZK_SESSION_TIMEOUT_MS, 10_000, Integer.MAX_VALUE);
+            if (session < 1) {
+                throw new IllegalArgumentException("invalid value " + session + " for " + ORACLE_ZK_SESSION_TIMEOUT_MS
+                        + ": must be >= 1 (see docs/user-guide.md)");
+            }
+            return new ZooKeeperOracleLocator(zk.trim(), znode, (int) session);
         }
         if (!hasAddress) {
             throw new IllegalArgumentException(ORACLE_ADDRESS + " is not set: give the status oracle's host:port"

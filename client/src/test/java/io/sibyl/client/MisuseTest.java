@@ -226,6 +226,10 @@ class MisuseTest {
         assertTrue(silent.contains("ZooKeeper has not answered: is it running at 127.0.0.1:1")
                 && silent.contains(TransactionManager.ORACLE_ZK_CONNECT), silent);
         assertTrue(!silent.contains("last error"), "nothing was dialled, so there is no last error: " + silent);
+        deadZooKeeper.set(TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS, "-1");
+        assertFails(IllegalArgumentException.class, "invalid value -1 for "
+                + TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS, () -> TransactionManager.create(deadZooKeeper));
+        deadZooKeeper.unset(TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS);
         deadZooKeeper.set(TransactionManager.ORACLE_LEADER_ZNODE, "sibyl/oracle/leader");
         assertFails(IllegalArgumentException.class, TransactionManager.ORACLE_LEADER_ZNODE
                 + "=sibyl/oracle/leader is not an absolute ZooKeeper path",
