@@ -4,10 +4,14 @@ import io.sibyl.oracle.journal.JournalSettings;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -57,6 +61,44 @@ class OracleConfigTest {
     }
 
     @Test
+    void operationsAndJournalDocsListEveryKeyWithTheDefaultSoServerHelpShows() throws Exception {
+        Map<String, String> ops = settingsTable(Path.of("..", "docs", "operations.md"), "## Settings");
+        Map<String, String> code = new LinkedHashMap<>();
+        OracleConfig.defaults().describe().forEach((k, v) -> code.put(k, v.split("  #", 2)[0].trim()));
+        assertEquals("see [journal.md](journal.md#settings)", ops.remove("journal.*"));
+        assertEquals(code.keySet(), ops.keySet(), "docs/operations.md, Settings, against so-server --help");
+        for (Map.Entry<String, String> e : code.entrySet()) {
+            String documented = ops.get(e.getKey());
+            assertEquals(e.getValue().isEmpty() ? "empty" : e.getValue(), documented, "default of " + e.getKey());
+        }
+        Map<String, String> journal = settingsTable(Path.of("..", "docs", "journal.md"), "## Settings");
+        Map<String, String> journalCode = new LinkedHashMap<>();
+        JournalSettings.defaults().describe().forEach((k, v) -> journalCode.put(k, v.split("  #", 2)[0].trim()));
+        journalCode.put("journal.password", JournalSettings.defaults().password()); // --help masks it
+        assertEquals(journalCode.keySet(), journal.keySet(), "docs/journal.md, Settings, against so-server --help");
+        for (Map.Entry<String, String> e : journalCode.entrySet()) {
+            assertEquals(e.getValue().isEmpty() ? "empty" : e.getValue(), journal.get(e.getKey()),
+                    "default of " + e.getKey());
+        }
+    }
+
+    /** Key and default (backticks removed) of each row of the first table after {@code heading}. */
+    static Map<String, String> settingsTable(Path doc, String heading) throws IOException {
+        List<String> lines = Files.readAllLines(doc, StandardCharsets.UTF_8);
+        Map<String, String> out = new LinkedHashMap<>();
+        int i = lines.indexOf(heading);
+        assertTrue(i >= 0, doc + " has no " + heading);
+        while (!lines.get(i).startsWith("| key")) {
+            i++;
+        }
+        for (i += 2; i < lines.size() && lines.get(i).startsWith("| `"); i++) {
+            String[] cells = lines.get(i).split("\\s*\\|\\s*");
+            out.put(cells[1].replace("`", ""), cells[2].replace("`", ""));
+        }
+        return out;
+    }
+
+    @Test
     void badValuesAndBadFlagsSayWhatIsAllowedAndHowToWriteIt() {
         Properties small = new Properties();
         small.setProperty("conflict.table.rows", "3");
@@ -74,7 +116,7 @@ class OracleConfigTest {
         String noDashes = assertThrows(IllegalArgumentException.class,
                 () -> OracleServerMain.parse(new String[] {"port=1"})).getMessage();
         assertTrue(noDashes.contains("'port=1'") && noDashes.contains("--key=value"), noDashes);
-        String missing = assertThrows(java.io.IOException.class,
+        String missing = assertThrows(IOException.class,
                 () -> OracleServerMain.parse(new String[] {"--config", "/no/such/oracle.properties"})).getMessage();
         assertTrue(missing.contains("cannot read the --config file /no/such/oracle.properties"), missing);
     }
