@@ -56,6 +56,8 @@ public final class TransactionManager implements AutoCloseable {
     public static final String DEFAULT_LEADER_ZNODE = "/sibyl/oracle/leader";
     /** ZooKeeper session timeout of the client's oracle lookup (default 10000 ms). */
     public static final String ORACLE_ZK_SESSION_TIMEOUT_MS = "sibyl.oracle.zk.session.timeout.ms";
+    /** Default of {@value #ORACLE_ZK_SESSION_TIMEOUT_MS}. */
+    static final int DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
     /**
      * How long the client waits for an oracle to answer after losing the connection (failover, restart) before
      * operations fail (default 30000 ms).
@@ -161,7 +163,8 @@ public final class TransactionManager implements AutoCloseable {
                 throw new IllegalArgumentException(ORACLE_LEADER_ZNODE + "=" + znode + " is not an absolute ZooKeeper"
                         + " path: give the oracles' journal.leader.znode (default " + DEFAULT_LEADER_ZNODE + ")");
             }
-            long session = ClientSettings.number(conf, ORACLE_ZK_SESSION_TIMEOUT_MS, 10_000, Integer.MAX_VALUE);
+            long session = ClientSettings.number(conf, ORACLE_ZK_SESSION_TIMEOUT_MS, DEFAULT_ZK_SESSION_TIMEOUT_MS,
+                    Integer.MAX_VALUE);
             if (session < 1) {
                 throw new IllegalArgumentException("invalid value " + session + " for " + ORACLE_ZK_SESSION_TIMEOUT_MS
                         + ": must be >= 1 (see docs/user-guide.md)");

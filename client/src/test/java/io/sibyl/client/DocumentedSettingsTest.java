@@ -1,0 +1,68 @@
+package io.sibyl.client;
+
+import org.apache.hadoop.conf.Configuration;
+import org.junit.jupiter.api.Test;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The user guide's Settings table lists exactly the client's keys, with the defaults the client uses. */
+class DocumentedSettingsTest {
+
+    @Test
+    void theUserGuideListsEveryClientKeyWithItsDefault() throws Exception {
+        Map<String, String> documented = settingsTable(Path.of("..", "docs", "user-guide.md"), "## Settings");
+        TreeSet<String> keys = new TreeSet<>();
+        for (Field f : TransactionManager.class.getFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == String.class
+                    && ((String) f.get(null)).startsWith("sibyl.")) {
+                keys.add((String) f.get(null));
+            }
+        }
+        assertEquals(keys, new TreeSet<>(documented.keySet()), "docs/user-guide.md, Settings, against"
+                + " TransactionManager's keys");
+
+        ClientSettings d = ClientSettings.from(new Configuration(false));
+        Map<String, Object> defaults = new LinkedHashMap<>();
+        defaults.put(TransactionManager.ORACLE_ZK_CONNECT, "—");
+        defaults.put(TransactionManager.ORACLE_ADDRESS, "—");
+        defaults.put(TransactionManager.ORACLE_LEADER_ZNODE, TransactionManager.DEFAULT_LEADER_ZNODE);
+        defaults.put(TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS, TransactionManager.DEFAULT_ZK_SESSION_TIMEOUT_MS);
+        defaults.put(TransactionManager.FAILOVER_TIMEOUT_MS, d.failoverTimeoutMillis());
+        defaults.put(TransactionManager.READ_VERSIONS, d.readVersions());
+        defaults.put(TransactionManager.WRITE_BUFFER_BYTES, d.writeBufferBytes());
+        defaults.put(TransactionManager.RETRY_ATTEMPTS, d.retryAttempts());
+        defaults.put(TransactionManager.RETRY_BACKOFF_MS, d.retryBackoffMillis());
+        defaults.put(TransactionManager.RETRY_BACKOFF_MAX_MS, d.retryBackoffMaxMillis());
+        defaults.put(TransactionManager.ORACLE_TIMEOUT_MS, d.oracleTimeoutMillis());
+        for (Map.Entry<String, Object> e : defaults.entrySet()) {
+            assertEquals(String.valueOf(e.getValue()), documented.get(e.getKey()), "default of " + e.getKey());
+        }
+    }
+
+    /** Key and default (backticks removed) of each row of the first table after {@code heading}. */
+    static Map<String, String> settingsTable(Path doc, String heading) throws Exception {
+        List<String> lines = Files.readAllLines(doc, StandardCharsets.UTF_8);
+        Map<String, String> out = new LinkedHashMap<>();
+        int i = lines.indexOf(heading);
+        assertTrue(i >= 0, doc + " has no " + heading);
+        while (!lines.get(i).startsWith("| key")) {
+            i++;
+        }
+        for (i += 2; i < lines.size() && lines.get(i).startsWith("| `"); i++) {
+            String[] cells = lines.get(i).split("\\s*\\|\\s*");
+            out.put(cells[1].replace("`", ""), cells[2].replace("`", ""));
+        }
+        return out;
+    }
+}
