@@ -1,7 +1,15 @@
 package io.sibyl.gc;
 
+import io.sibyl.client.TransactionManager;
 import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -17,6 +25,31 @@ class GcSettingsTest {
         assertEquals(2_000, s.watermarkTimeoutMillis());
         assertEquals(10_000, s.connectTimeoutMillis());
         assertEquals(10_000, s.retryMillis());
+    }
+
+    @Test
+    void gcMdListsEveryKeyWithItsDefault() throws Exception {
+        List<String> lines = Files.readAllLines(Path.of("..", "docs", "gc.md"), StandardCharsets.UTF_8);
+        Map<String, String> documented = new LinkedHashMap<>();
+        int i = lines.indexOf("## Settings");
+        while (!lines.get(i).startsWith("| key")) {
+            i++;
+        }
+        for (i += 2; i < lines.size() && lines.get(i).startsWith("| `"); i++) {
+            String[] cells = lines.get(i).split("\\s*\\|\\s*");
+            documented.put(cells[1].replace("`", ""), cells[2].replace("`", ""));
+        }
+        GcSettings d = GcSettings.from(new Configuration(false));
+        Map<String, String> code = new LinkedHashMap<>();
+        code.put(TransactionManager.ORACLE_ZK_CONNECT, "—");
+        code.put(TransactionManager.ORACLE_ADDRESS, "—");
+        code.put(TransactionManager.ORACLE_LEADER_ZNODE, TransactionManager.DEFAULT_LEADER_ZNODE);
+        code.put(TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS, "10000");
+        code.put(GcSettings.ENABLED, String.valueOf(d.enabled()));
+        code.put(GcSettings.WATERMARK_TIMEOUT_MS, String.valueOf(d.watermarkTimeoutMillis()));
+        code.put(GcSettings.CONNECT_TIMEOUT_MS, String.valueOf(d.connectTimeoutMillis()));
+        code.put(GcSettings.RETRY_MS, String.valueOf(d.retryMillis()));
+        assertEquals(code, documented, "docs/gc.md, Settings");
     }
 
     @Test
