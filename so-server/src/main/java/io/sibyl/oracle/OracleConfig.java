@@ -91,7 +91,7 @@ public record OracleConfig(
                 handshakeTimeoutMillis, "1 to 3600000");
         require(maxConnections >= 1, "max.connections", maxConnections, "at least 1");
         require(maxRunningTransactionsPerConnection >= 0, "max.running.transactions.per.connection",
-                maxRunningTransactionsPerConnection, "0 (no quota) or more");
+                maxRunningTransactionsPerConnection, "0 (half of max.running.transactions) or more");
         if (journal == null || journalSettings == null || ha == null) {
             throw new IllegalArgumentException("journal, journal settings and HA settings are required");
         }
