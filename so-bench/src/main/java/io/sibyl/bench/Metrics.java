@@ -87,6 +87,7 @@ final class Metrics {
                 alreadyAborted.sum(), errors.sum());
     }
 
+    /** Begin, commit and whole-transaction latency histograms of one interval, in nanoseconds. */
     record Latencies(Histogram begin, Histogram commit, Histogram txn) {
         static Latencies empty() {
             return new Latencies(histogram(), histogram(), histogram());
