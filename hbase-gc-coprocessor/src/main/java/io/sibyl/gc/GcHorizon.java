@@ -4,6 +4,7 @@ import io.sibyl.client.oracle.CommitReplica;
 import io.sibyl.protocol.AbortedRange;
 
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * What one flush or compaction knows about writers: the oracle connection's replica and a low watermark the oracle
@@ -32,15 +33,22 @@ final class GcHorizon {
     private final CommitReplica replica;
     private final long lowWatermark;
     /**
+     * Every commit the replica dropped had its commit timestamp at or below this, or below a watermark the oracle
+     * reported (the collector registers its watermark as a reader of the replica: {@code OracleLink.hold}). Read
+     * after the replica, each time: a registration that ends raises it first.
+     */
+    private final LongSupplier droppedAtOrBelow;
+    /**
      * The replica's ranges when this flush or compaction began. A range the oracle forgets meanwhile (FORGET_RANGE,
      * after the sweeper deleted its in-doubt versions) is still applied here: its in-doubt writers are dropped, which
      * is what the sweep did anyway.
      */
     private final List<AbortedRange> ranges;
 
-    GcHorizon(CommitReplica replica, long lowWatermark) {
+    GcHorizon(CommitReplica replica, long lowWatermark, LongSupplier droppedAtOrBelow) {
         this.replica = replica;
         this.lowWatermark = lowWatermark;
+        this.droppedAtOrBelow = droppedAtOrBelow;
         this.ranges = replica.abortedRanges();
     }
 
@@ -68,10 +76,13 @@ final class GcHorizon {
                 return r.committedKnown() ? dropIfNotRunning(writerTs) : Verdict.KEEP;
             }
         }
-        // Read T_max again: a commit timestamp trimmed meanwhile was at or below the T_max of that moment. A commit
-        // before T_init never reached this replica and may lie above T_max (a conflict-table eviction can raise T_max
-        // past a start whose commit is later), so T_init must be at or below the watermark too.
-        if (writerTs < tMaxBefore && replica.tMax() < lowWatermark && replica.tInit() <= lowWatermark) {
+        // A commit the replica dropped was below a watermark, or at or below droppedAtOrBelow (before the collector
+        // held the replica at its watermark), or, read T_max again, at or below the T_max of the moment it was
+        // trimmed. Any watermark will do: every transaction running then or later reads the commit. A commit before
+        // T_init never reached this replica and may lie above T_max (a conflict-table eviction can raise T_max past a
+        // start whose commit is later), so T_init must be at or below the watermark too.
+        if (writerTs < tMaxBefore && (droppedAtOrBelow.getAsLong() < lowWatermark || replica.tMax() < lowWatermark)
+                && replica.tInit() <= lowWatermark) {
             return Verdict.SHADOWS_IF_LIVE;
         }
         return Verdict.KEEP;

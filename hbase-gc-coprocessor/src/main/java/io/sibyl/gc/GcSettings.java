@@ -8,7 +8,7 @@ import org.apache.hadoop.conf.Configuration;
  * table-descriptor properties (keys in docs/gc.md). The oracle is found with the client's own keys.
  */
 record GcSettings(boolean enabled, String oracleKey, long watermarkTimeoutMillis, long connectTimeoutMillis,
-                  long retryMillis) {
+                  long retryMillis, long maxHeldCommits) {
     /** Set to false (e.g. as a coprocessor property of one table) to load the observer but remove nothing. */
     static final String ENABLED = "sibyl.gc.enabled";
     /** How long a flush or compaction waits for the oracle's low watermark (or a connection under way). */
@@ -17,11 +17,13 @@ record GcSettings(boolean enabled, String oracleKey, long watermarkTimeoutMillis
     static final String CONNECT_TIMEOUT_MS = "sibyl.gc.connect.timeout.ms";
     /** Pause after a failed attempt before flushes and compactions trigger the next one. */
     static final String RETRY_MS = "sibyl.gc.connect.retry.ms";
+    /** How many commits the region server's replica may hold for a long-running transaction (docs/gc.md). */
+    static final String MAX_HELD_COMMITS = "sibyl.gc.max.held.commits";
 
     static GcSettings from(Configuration conf) {
         return new GcSettings(conf.getBoolean(ENABLED, true), oracleKeyOf(conf),
                 positive(conf, WATERMARK_TIMEOUT_MS, 2_000), positive(conf, CONNECT_TIMEOUT_MS, 10_000),
-                positive(conf, RETRY_MS, 10_000));
+                positive(conf, RETRY_MS, 10_000), positive(conf, MAX_HELD_COMMITS, 2_097_152));
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.sibyl.gc;
 
 import io.sibyl.client.TransactionManager;
+import io.sibyl.client.oracle.CommitReplica;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleConnection;
 import org.apache.hadoop.conf.Configuration;
@@ -10,6 +11,9 @@ import org.slf4j.LoggerFactory;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -24,6 +28,17 @@ final class OracleLink {
     private static final Logger LOG = LoggerFactory.getLogger(OracleLink.class);
     /** Guarded by itself. */
     private static final Map<String, OracleLink> LINKS = new HashMap<>();
+    /**
+     * How often the watermark held in the replica moves on between flushes and compactions: the replica keeps every
+     * commit above it, so a region server whose regions neither flush nor compact would otherwise hold every commit
+     * the oracle makes meanwhile.
+     */
+    static final long HOLD_REFRESH_MS = 10_000;
+    private static final ScheduledExecutorService REFRESHER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sibyl-gc-watermark-refresh");
+        t.setDaemon(true);
+        return t;
+    });
 
     private final String key;
     private final Configuration conf;
@@ -37,6 +52,28 @@ final class OracleLink {
     private volatile String problem = "not connected yet";
     /** One WARN per outage: set when a flush or compaction went without collection, cleared when one collects. */
     private volatile boolean warned;
+    /** The current connection's replica and the watermark registered in it; replaced with the connection. */
+    private Hold hold; // guarded by holdLock
+    private ScheduledFuture<?> refresh; // guarded by holdLock
+    private boolean released; // guarded by holdLock
+    private final Object holdLock = new Object();
+
+    /** One replica, the watermark registered in it as a local reader, and what that tells about dropped commits. */
+    private static final class Hold {
+        final CommitReplica replica;
+        /** The registered watermark, or 0 if none is (guarded by holdLock). */
+        long watermark;
+        /**
+         * Every commit the replica dropped had its commit timestamp below a registered watermark or at or below this
+         * (T_max when the current registration began). Raised to the maximum before a registration ends, so a
+         * flush or compaction that reads it after finding a commit dropped never trusts a registration that ended.
+         */
+        volatile long droppedAtOrBelow = Long.MAX_VALUE;
+
+        Hold(CommitReplica replica) {
+            this.replica = replica;
+        }
+    }
 
     private OracleLink(String key, Configuration conf, GcSettings settings) {
         this.key = key;
@@ -69,6 +106,13 @@ final class OracleLink {
             c = connection;
             connection = null;
         }
+        synchronized (holdLock) {
+            released = true; // a flush or compaction finishing meanwhile must not schedule the refresh again
+            if (refresh != null) {
+                refresh.cancel(false);
+                refresh = null;
+            }
+        }
         if (c != null) {
             c.close();
             LOG.info("closed the garbage collector's connection to the status oracle ({})", key);
@@ -97,7 +141,7 @@ final class OracleLink {
                     warned = false;
                     LOG.info("the status oracle ({}) answers again: flushes and compactions collect garbage", key);
                 }
-                return new GcHorizon(client.replica(), lowWatermark);
+                return hold(client.replica(), lowWatermark);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -115,6 +159,73 @@ final class OracleLink {
             LOG.debug("{} removes nothing: {}", what, problem);
         }
         return null;
+    }
+
+    /**
+     * Registers {@code lowWatermark} as a local reader of {@code replica} (in place of the previous one), so that the
+     * replica keeps every commit at or above it even once T_max passes it: a commit it drops from then on was below
+     * a watermark. Without that, a reader older than the oracle's commit window (T_max past it) would stop the
+     * collection of everything shadowed, also before it began: every such commit was dropped at T_max, above the
+     * watermark, and a dropped commit could lie anywhere below T_max. A replica holding more than the configured
+     * number of commits lets go (it trims at T_max again) and starts over.
+     */
+    private GcHorizon hold(CommitReplica replica, long lowWatermark) {
+        synchronized (holdLock) {
+            Hold h = hold;
+            if (h == null || h.replica != replica) {
+                h = new Hold(replica); // a new connection: nothing registered there yet
+                hold = h;
+            }
+            if (h.watermark != 0 && replica.commitCount() > settings.maxHeldCommits()) {
+                h.droppedAtOrBelow = Long.MAX_VALUE; // before the replica may trim above a watermark again
+                replica.unregisterReader(h.watermark);
+                h.watermark = 0;
+                LOG.info("the garbage collector's replica holds more than {} commits for a transaction that started"
+                        + " at {}: it lets them go, and collects only below T_max until that transaction ends ({})",
+                        settings.maxHeldCommits(), lowWatermark, key);
+            }
+            if (lowWatermark > h.watermark) {
+                replica.registerReader(lowWatermark);
+                if (h.watermark == 0) {
+                    // Read after registering: a trim that did not see the registration used a T_max at or below it.
+                    h.droppedAtOrBelow = replica.tMax();
+                } else {
+                    replica.unregisterReader(h.watermark);
+                }
+                h.watermark = lowWatermark;
+            }
+            if (refresh == null && !released) {
+                refresh = REFRESHER.scheduleWithFixedDelay(this::refreshHold, HOLD_REFRESH_MS, HOLD_REFRESH_MS,
+                        TimeUnit.MILLISECONDS);
+            }
+            Hold held = h;
+            return new GcHorizon(replica, lowWatermark, () -> held.droppedAtOrBelow);
+        }
+    }
+
+    /** Moves the held watermark on (or lets go of the replica when the oracle does not say where to). */
+    private void refreshHold() {
+        OracleClient client = openOrNull();
+        if (client == null) {
+            return; // a closed connection's replica receives nothing more, so it does not grow
+        }
+        try {
+            hold(client.replica(), client.lowWatermark().get(settings.watermarkTimeoutMillis(),
+                    TimeUnit.MILLISECONDS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            synchronized (holdLock) {
+                Hold h = hold;
+                if (h != null && h.replica == client.replica() && h.watermark != 0) {
+                    h.droppedAtOrBelow = Long.MAX_VALUE;
+                    h.replica.unregisterReader(h.watermark);
+                    h.watermark = 0;
+                }
+            }
+        } catch (Throwable e) {
+            LOG.warn("cannot move the garbage collector's watermark on ({})", key, e); // keeps the task scheduled
+        }
     }
 
     /** The open client, waiting up to the timeout for an attempt under way; null if there is none. */

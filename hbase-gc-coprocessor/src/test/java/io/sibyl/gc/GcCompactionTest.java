@@ -161,6 +161,30 @@ class GcCompactionTest {
         }
     }
 
+    /**
+     * A reader older than the oracle's commit window (T_max has passed it) still lets the collector remove what was
+     * shadowed before it began: its watermark is above the shadowing commit, even though the replica no longer holds
+     * that commit's timestamp.
+     */
+    @Test
+    void versionShadowedBeforeALongReaderBeganIsRemovedOnceTmaxHasPassedTheReader() throws Exception {
+        TableName table = collectedTable("longreader");
+        long first = commitValue(table, "v1");
+        cluster.flush(table);
+        long second = commitValue(table, "v2");
+        try (TTable t = new TTable(cluster.connection(), table)) {
+            Transaction reader = tm.begin();
+            assertEquals("v2", Bytes.toString(t.get(reader, new Get(ROW)).getValue(F, Q)));
+            pushTmaxPastEverythingSoFar(); // the reader is now older than every commit the oracle remembers
+            long third = commitValue(table, "v3");
+            flushAndCompact(table);
+            assertEquals(List.of(third, second), versions(table),
+                    "v1 (" + first + ") is read by no snapshot; v2 by the reader " + reader.getStartTimestamp());
+            assertEquals("v2", Bytes.toString(t.get(reader, new Get(ROW)).getValue(F, Q)));
+            tm.commit(reader);
+        }
+    }
+
     @Test
     void snapshotOfAReaderWhoseConnectionWasLostSurvivesCompactionForTheGracePeriod() throws Exception {
         TableName table = collectedTable("lost-reader");
