@@ -3,7 +3,9 @@ package io.sibyl.gc;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.CoprocessorEnvironment;
+import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.coprocessor.ObserverContext;
 import org.apache.hadoop.hbase.coprocessor.RegionCoprocessor;
@@ -83,12 +85,22 @@ public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserv
 
     private InternalScanner collecting(InternalScanner scanner, Store store, boolean allFiles, String kind) {
         OracleLink l = link;
-        if (l == null) {
+        if (l == null || !mayHoldTransactionalData(store.getColumnFamilyDescriptor())) {
             return scanner;
         }
         String what = kind + " of " + region.getRegionInfo().getEncodedName() + "/" + store.getColumnFamilyName();
         GcHorizon horizon = l.horizon(what);
         return horizon == null ? scanner : new GcScanner(scanner, horizon, this::isLive, allFiles, what);
+    }
+
+    /**
+     * TTable refuses a family keeping one version or with a TTL, so no transaction wrote there: its cells are plain
+     * HBase data, whose timestamps (explicit ones, or wall-clock ones once the oracle's clock passed them) the
+     * collector would read as writers committed long ago or aborted, removing versions the family's own rules
+     * (MIN_VERSIONS, VERSIONS) keep.
+     */
+    static boolean mayHoldTransactionalData(ColumnFamilyDescriptor family) {
+        return family.getMaxVersions() >= 2 && family.getTimeToLive() == HConstants.FOREVER;
     }
 
     /** Asks the region itself, so delete markers in every file and in the memstore count. */

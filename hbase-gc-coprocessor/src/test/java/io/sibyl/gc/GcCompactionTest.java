@@ -11,11 +11,13 @@ import io.sibyl.oracle.OracleServer;
 import io.sibyl.oracle.OracleState;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
 import org.apache.hadoop.hbase.client.CoprocessorDescriptorBuilder;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -362,6 +364,47 @@ class GcCompactionTest {
         oracle.abort(abandoned).get(5, TimeUnit.SECONDS);
         flushAndCompact(table);
         assertEquals(List.of(abandoned, second, first), versions(table));
+    }
+
+    /**
+     * A family TTable refuses (one version, or a TTL) holds no transactional data, so its cells are HBase's alone,
+     * whatever their timestamps: here plain cells with small explicit timestamps, which the collector would take for
+     * writers committed long ago (or aborted), beside a transactional family that is still collected (as when the
+     * collector is loaded for every region).
+     */
+    @Test
+    void familiesThatCannotHoldTransactionalDataAreLeftToHBase() throws Exception {
+        TableName table = TableName.valueOf("plainfamilies");
+        byte[] ttl = Bytes.toBytes("ttl");
+        byte[] one = Bytes.toBytes("one");
+        try (var admin = cluster.connection().getAdmin()) {
+            admin.createTable(TableDescriptorBuilder.newBuilder(table)
+                    .setColumnFamily(TTable.familyDescriptor("f"))
+                    .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(ttl).setMaxVersions(5)
+                            .setMinVersions(3).setTimeToLive(3600).build())
+                    .setColumnFamily(ColumnFamilyDescriptorBuilder.of(one))
+                    .setCoprocessor(CoprocessorDescriptorBuilder.of(SibylGcCoprocessor.class.getName()))
+                    .build());
+        }
+        // No TTable opens this table (it refuses such families): the transactional family's versions come raw.
+        long[] committed = new long[2];
+        for (int i = 0; i < 2; i++) {
+            committed[i] = writeAndLeaveRunning(table, "v" + i);
+            oracle.commit(committed[i], new long[] {RowIds.of(table.getNameAsString(), ROW)}).get(5, TimeUnit.SECONDS);
+        }
+        long abandoned = writeAndLeaveRunning(table, "abandoned");
+        oracle.abort(abandoned).get(5, TimeUnit.SECONDS);
+        try (Table t = cluster.connection().getTable(table)) {
+            for (long ts = 1; ts <= 3; ts++) { // MIN_VERSIONS keeps them past the TTL
+                t.put(new Put(ROW).addColumn(ttl, Q, ts, Bytes.toBytes("plain" + ts)));
+            }
+            t.put(new Put(ROW).addColumn(one, Q, abandoned, Bytes.toBytes("plain"))); // an aborted start, by chance
+        }
+        pushTmaxPastEverythingSoFar();
+        flushAndCompact(table);
+        assertEquals(List.of(3L, 2L, 1L), cluster.versions(table, ROW, ttl, Q));
+        assertEquals(List.of(abandoned), cluster.versions(table, ROW, one, Q));
+        assertEquals(List.of(committed[1]), versions(table), "the transactional family is collected");
     }
 
     @Test
