@@ -34,6 +34,12 @@ final class OracleLink {
      * the oracle makes meanwhile.
      */
     static final long HOLD_REFRESH_MS = 10_000;
+    /**
+     * How long the connection outlives the last region using it. A split or merge closes its regions before it opens
+     * their successors, as may a move; a new connection would not know the commits made before it (its T_init), nor
+     * hold the replica at the watermark, and would collect little until T_max passed them.
+     */
+    static final long LINGER_MS = 60_000;
     private static final ScheduledExecutorService REFRESHER = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sibyl-gc-watermark-refresh");
         t.setDaemon(true);
@@ -92,10 +98,22 @@ final class OracleLink {
         return link;
     }
 
-    /** One region stopped using the link; the last one closes the connection. */
+    /**
+     * One region stopped using the link; {@value #LINGER_MS} ms after the last one, unless a region took it up
+     * again, the connection closes.
+     */
     void release() {
         synchronized (LINKS) {
             if (--users > 0) {
+                return;
+            }
+        }
+        REFRESHER.schedule(this::closeIfUnused, LINGER_MS, TimeUnit.MILLISECONDS);
+    }
+
+    private void closeIfUnused() {
+        synchronized (LINKS) {
+            if (users > 0 || LINKS.get(key) != this) {
                 return;
             }
             LINKS.remove(key);

@@ -407,6 +407,41 @@ class GcCompactionTest {
         assertEquals(List.of(committed[1]), versions(table), "the transactional family is collected");
     }
 
+    /**
+     * A split closes the region before it opens the daughters. If the last region using the region server's oracle
+     * connection closing closed it, the daughters' new connection would not know the commits made before it began, and
+     * would keep what they shadow until T_max passed them.
+     */
+    @Test
+    void theCollectorStillKnowsRecentCommitsAfterASplit() throws Exception {
+        TableName table = cluster.createTable("split", CoprocessorDescriptorBuilder
+                .newBuilder(SibylGcCoprocessor.class.getName())
+                // Another name for the same oracle: a connection of this table's regions alone.
+                .setProperties(Map.of(TransactionManager.ORACLE_ADDRESS, "localhost:" + cluster.oraclePort()))
+                .build());
+        byte[] other = Bytes.toBytes("another");
+        try (Table raw = cluster.connection().getTable(table)) {
+            raw.put(new Put(other).addColumn(F, Q, Bytes.toBytes("x"))); // so that each daughter has a file
+        }
+        cluster.flush(table); // waits for the region's connection: the commits below reach its replica
+        commitValue(table, "v1");
+        cluster.flush(table);
+        long second = commitValue(table, "v2");
+        cluster.flush(table); // v1 and v2 in two files: only a compaction can drop v1
+        try (var admin = cluster.connection().getAdmin()) {
+            admin.split(table, Bytes.toBytes("b"));
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (admin.getRegions(table).size() != 2
+                    || cluster.util().getMiniHBaseCluster().getRegions(table).size() != 2) {
+                assertTrue(System.nanoTime() < deadline, "the split did not happen in 60 s");
+                Thread.sleep(50);
+            }
+        }
+        cluster.majorCompact(table); // rewrites the daughters' references to their parent's files
+        assertEquals(List.of(second), versions(table));
+        assertEquals("v2", read(table));
+    }
+
     @Test
     void nonTransactionalCellsWithWallClockTimestampsAreKept() throws Exception {
         TableName table = collectedTable("wallclock");
