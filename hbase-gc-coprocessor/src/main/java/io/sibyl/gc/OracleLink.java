@@ -20,9 +20,10 @@ import java.util.concurrent.TimeoutException;
 /**
  * The region server's one connection to the status oracle (per oracle lookup), shared by every region that runs the
  * collector: its replica answers the status of writers, and it asks for the low watermark. Opened in the background
- * when the first region starts, re-opened the same way after a failure, and closed when the last region stops, so a
- * flush or compaction never waits longer than {@value GcSettings#WATERMARK_TIMEOUT_MS} for it. A lost connection is
- * replaced by the client's own failover ({@link OracleConnection#current}), also in the background.
+ * when the first region starts and re-opened the same way after a failure, so a flush or compaction never waits
+ * longer than {@value GcSettings#WATERMARK_TIMEOUT_MS} for it; closed {@value #LINGER_MS} ms after the last region
+ * stopped. A lost connection is replaced by the client's own failover ({@link OracleConnection#current}), also in the
+ * background.
  */
 final class OracleLink {
     private static final Logger LOG = LoggerFactory.getLogger(OracleLink.class);
