@@ -52,6 +52,11 @@ final class GcHorizon {
         this.ranges = replica.abortedRanges();
     }
 
+    /** The replica this horizon reads (tests look at what it holds). */
+    CommitReplica replica() {
+        return replica;
+    }
+
     long lowWatermark() {
         return lowWatermark;
     }

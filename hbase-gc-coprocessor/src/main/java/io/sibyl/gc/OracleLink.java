@@ -71,6 +71,11 @@ final class OracleLink {
         /** The registered watermark, or 0 if none is (guarded by holdLock). */
         long watermark;
         /**
+         * The watermark at which holding was given up for holding too many commits; none is registered again until
+         * the watermark passes it, since one at the same place would hold them all again (guarded by holdLock).
+         */
+        long gaveUpAt;
+        /**
          * Every commit the replica dropped had its commit timestamp below a registered watermark or at or below this
          * (T_max when the current registration began). Raised to the maximum before a registration ends, so a
          * flush or compaction that reads it after finding a commit dropped never trusts a registration that ended.
@@ -199,11 +204,12 @@ final class OracleLink {
                 h.droppedAtOrBelow = Long.MAX_VALUE; // before the replica may trim above a watermark again
                 replica.unregisterReader(h.watermark);
                 h.watermark = 0;
+                h.gaveUpAt = lowWatermark;
                 LOG.info("the garbage collector's replica holds more than {} commits for a transaction that started"
                         + " at {}: it lets them go, and collects only below T_max until that transaction ends ({})",
                         settings.maxHeldCommits(), lowWatermark, key);
             }
-            if (lowWatermark > h.watermark) {
+            if (lowWatermark > h.watermark && lowWatermark > h.gaveUpAt) {
                 replica.registerReader(lowWatermark);
                 if (h.watermark == 0) {
                     // Read after registering: a trim that did not see the registration used a T_max at or below it.

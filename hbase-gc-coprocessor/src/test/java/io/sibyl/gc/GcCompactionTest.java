@@ -3,6 +3,7 @@ package io.sibyl.gc;
 import io.sibyl.client.TTable;
 import io.sibyl.client.Transaction;
 import io.sibyl.client.TransactionManager;
+import io.sibyl.client.oracle.CommitReplica;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.RowIds;
 import io.sibyl.oracle.InMemoryJournal;
@@ -184,6 +185,44 @@ class GcCompactionTest {
                     "v1 (" + first + ") is read by no snapshot; v2 by the reader " + reader.getStartTimestamp());
             assertEquals("v2", Bytes.toString(t.get(reader, new Get(ROW)).getValue(F, Q)));
             tm.commit(reader);
+        }
+    }
+
+    /** What the region server's replica holds for a long reader is bounded by sibyl.gc.max.held.commits. */
+    @Test
+    void theReplicaLetsGoOfCommitsHeldForALongReaderBeyondTheLimit() throws Exception {
+        Configuration conf = new Configuration(false);
+        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
+        OracleLink link = OracleLink.acquire(conf, new GcSettings(true, "held-commits-limit",
+                GcCluster.WATERMARK_TIMEOUT_MS, 10_000, 10_000, 100));
+        long reader = oracle.begin().get(5, TimeUnit.SECONDS);
+        try {
+            GcHorizon first = link.horizon("test");
+            assertTrue(first != null && first.lowWatermark() <= reader);
+            CommitReplica replica = first.replica();
+            for (int i = 0; i < 300; i++) {
+                long ts = oracle.begin().get(5, TimeUnit.SECONDS);
+                oracle.commit(ts, new long[] {RowIds.of("held", Bytes.toBytes(i))}).get(5, TimeUnit.SECONDS);
+            }
+            awaitCommitCount(replica, n -> n >= 300, "the commits above the reader are held");
+            link.horizon("test"); // over the limit: let go
+            long ts = oracle.begin().get(5, TimeUnit.SECONDS); // a block for the replica to trim on
+            oracle.commit(ts, new long[] {RowIds.of("held", Bytes.toBytes(-1))}).get(5, TimeUnit.SECONDS);
+            awaitCommitCount(replica, n -> n <= 100, "trimmed at T_max again");
+            link.horizon("test");
+            assertTrue(replica.commitCount() <= 100, "not held again at the same watermark");
+        } finally {
+            oracle.finish(reader);
+            link.release();
+        }
+    }
+
+    private static void awaitCommitCount(CommitReplica replica, java.util.function.IntPredicate ok, String what)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!ok.test(replica.commitCount())) {
+            assertTrue(System.nanoTime() < deadline, what + ": " + replica.commitCount() + " commits held");
+            Thread.sleep(20);
         }
     }
 
