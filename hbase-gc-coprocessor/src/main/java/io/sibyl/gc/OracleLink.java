@@ -191,7 +191,7 @@ final class OracleLink {
      * a watermark. Without that, a reader older than the oracle's commit window (T_max past it) would stop the
      * collection of everything shadowed, also before it began: every such commit was dropped at T_max, above the
      * watermark, and a dropped commit could lie anywhere below T_max. A replica holding more than the configured
-     * number of commits lets go (it trims at T_max again) and starts over.
+     * number of commits lets go (it trims at T_max again) and holds again once the watermark has moved on.
      */
     private GcHorizon hold(CommitReplica replica, long lowWatermark) {
         synchronized (holdLock) {
