@@ -174,7 +174,9 @@ class GcUnderLoadTest {
             boolean split = false;
             boolean merged = false;
             try (Admin admin = cluster.connection().getAdmin()) {
-                while (System.nanoTime() - t0 < RUN_NANOS && failures.isEmpty()) {
+                // The split and the merge happen however slow the machine is; the run ends after both.
+                while ((System.nanoTime() - t0 < RUN_NANOS || !merged) && failures.isEmpty()
+                        && System.nanoTime() - t0 < 6 * RUN_NANOS) {
                     round++;
                     admin.flush(name);
                     if (round % 4 == 0) {
@@ -334,16 +336,16 @@ class GcUnderLoadTest {
      * to its parent: compact, then archive the compacted files now (HBase's chore does it every two minutes).
      */
     private static boolean mergeAll(Admin admin, GcCluster cluster, TableName name) throws Exception {
-        cluster.majorCompact(name);
-        for (HRegion r : cluster.util().getMiniHBaseCluster().getRegions(name)) {
-            for (HStore s : r.getStores()) {
-                s.closeAndArchiveCompactedFiles();
-            }
-        }
-        List<RegionInfo> regions = admin.getRegions(name);
-        byte[][] names = regions.stream().map(RegionInfo::getEncodedNameAsBytes).toArray(byte[][]::new);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (true) {
+            cluster.majorCompact(name);
+            for (HRegion r : cluster.util().getMiniHBaseCluster().getRegions(name)) {
+                for (HStore s : r.getStores()) {
+                    s.closeAndArchiveCompactedFiles(); // skips a file a scanner still reads: then try again
+                }
+            }
+            byte[][] names = admin.getRegions(name).stream().map(RegionInfo::getEncodedNameAsBytes)
+                    .toArray(byte[][]::new);
             try {
                 admin.mergeRegionsAsync(names, false).get(60, TimeUnit.SECONDS);
                 return awaitRegions(admin, name, 1);
@@ -351,7 +353,7 @@ class GcUnderLoadTest {
                 if (System.nanoTime() > deadline) {
                     throw e;
                 }
-                Thread.sleep(500); // e.g. a daughter not yet compacted after the split
+                Thread.sleep(200);
             }
         }
     }
