@@ -3,6 +3,8 @@ package io.sibyl.gc;
 import io.sibyl.client.TransactionManager;
 import org.apache.hadoop.conf.Configuration;
 
+import java.util.Map;
+
 /**
  * The garbage collector's settings, read from the region server's configuration merged with the coprocessor's
  * table-descriptor properties (keys in docs/gc.md). The oracle is found with the client's own keys.
@@ -20,8 +22,12 @@ record GcSettings(boolean enabled, String oracleKey, long watermarkTimeoutMillis
     /** How many commits the region server's replica may hold for a long-running transaction (docs/gc.md). */
     static final String MAX_HELD_COMMITS = "sibyl.gc.max.held.commits";
 
-    static GcSettings from(Configuration conf) {
-        return new GcSettings(conf.getBoolean(ENABLED, true), oracleKeyOf(conf),
+    /**
+     * {@code conf} as the coprocessor sees it (the region server's settings under the table descriptor's
+     * properties), and those properties alone ({@code tableProperties}), which decide how the oracle is found.
+     */
+    static GcSettings from(Configuration conf, Map<String, String> tableProperties) {
+        return new GcSettings(conf.getBoolean(ENABLED, true), oracleKeyOf(oracleLookup(conf, tableProperties)),
                 positive(conf, WATERMARK_TIMEOUT_MS, 2_000), positive(conf, CONNECT_TIMEOUT_MS, 10_000),
                 positive(conf, RETRY_MS, 10_000), positive(conf, MAX_HELD_COMMITS, 2_097_152));
     }
@@ -29,9 +35,11 @@ record GcSettings(boolean enabled, String oracleKey, long watermarkTimeoutMillis
     /**
      * The client's oracle keys as {@code conf} resolves them. A plain copy would lose them: a table coprocessor's
      * configuration layers the descriptor's properties over the region server's, and the copy constructor does not
-     * see the layers.
+     * see the layers. A table that names its oracle one way (an address, or a ZooKeeper ensemble) overrides the
+     * region server's oracle named the other way: layered, both keys would be set, which the client refuses, and the
+     * table would go without collection.
      */
-    static Configuration oracleLookup(Configuration conf) {
+    static Configuration oracleLookup(Configuration conf, Map<String, String> tableProperties) {
         Configuration c = new Configuration(false);
         for (String key : new String[] {TransactionManager.ORACLE_ADDRESS, TransactionManager.ORACLE_ZK_CONNECT,
                 TransactionManager.ORACLE_LEADER_ZNODE, TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS}) {
@@ -39,6 +47,13 @@ record GcSettings(boolean enabled, String oracleKey, long watermarkTimeoutMillis
             if (v != null) {
                 c.set(key, v);
             }
+        }
+        boolean address = tableProperties.containsKey(TransactionManager.ORACLE_ADDRESS);
+        boolean zk = tableProperties.containsKey(TransactionManager.ORACLE_ZK_CONNECT);
+        if (address && !zk) {
+            c.unset(TransactionManager.ORACLE_ZK_CONNECT);
+        } else if (zk && !address) {
+            c.unset(TransactionManager.ORACLE_ADDRESS);
         }
         return c;
     }

@@ -89,11 +89,14 @@ final class OracleLink {
 
     private OracleLink(String key, Configuration conf, GcSettings settings) {
         this.key = key;
-        this.conf = GcSettings.oracleLookup(conf);
+        this.conf = GcSettings.oracleLookup(conf, Map.of());
         this.settings = settings;
     }
 
-    /** The link for the oracle {@code settings} names, started on first use; pair with {@link #release}. */
+    /**
+     * The link for the oracle {@code settings} names ({@code conf} holding the keys that find it, as
+     * {@link GcSettings#oracleLookup} resolved them), started on first use; pair with {@link #release}.
+     */
     static OracleLink acquire(Configuration conf, GcSettings settings) {
         OracleLink link;
         synchronized (LINKS) {

@@ -6,7 +6,9 @@ import org.apache.hadoop.hbase.CoprocessorEnvironment;
 import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
+import org.apache.hadoop.hbase.client.CoprocessorDescriptor;
 import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.coprocessor.ObserverContext;
 import org.apache.hadoop.hbase.coprocessor.RegionCoprocessor;
 import org.apache.hadoop.hbase.coprocessor.RegionCoprocessorEnvironment;
@@ -22,6 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -51,14 +54,25 @@ public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserv
             return; // loaded for every region: HBase's own tables are not Sibyl's
         }
         try {
-            GcSettings settings = GcSettings.from(env.getConfiguration());
+            Map<String, String> properties = tableProperties(region.getTableDescriptor());
+            GcSettings settings = GcSettings.from(env.getConfiguration(), properties);
             if (settings.enabled()) {
-                link = OracleLink.acquire(env.getConfiguration(), settings);
+                link = OracleLink.acquire(GcSettings.oracleLookup(env.getConfiguration(), properties), settings);
             }
         } catch (RuntimeException e) {
             // A coprocessor that throws here can abort the region server: collect nothing instead.
             LOG.error("garbage collection is off for {}: {}", region.getRegionInfo().getEncodedName(), e.getMessage());
         }
+    }
+
+    /** This collector's properties on the table descriptor; none when it is loaded for every region. */
+    private static Map<String, String> tableProperties(TableDescriptor table) {
+        for (CoprocessorDescriptor c : table.getCoprocessorDescriptors()) {
+            if (c.getClassName().equals(SibylGcCoprocessor.class.getName())) {
+                return c.getProperties();
+            }
+        }
+        return Map.of();
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.sibyl.oracle.InMemoryJournal;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import io.sibyl.oracle.OracleState;
+import io.sibyl.protocol.LeaderRecord;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
@@ -20,6 +21,9 @@ import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.util.Bytes;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -28,6 +32,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import java.net.ServerSocket;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -479,6 +484,39 @@ class GcCompactionTest {
         cluster.majorCompact(table); // rewrites the daughters' references to their parent's files
         assertEquals(List.of(second), versions(table));
         assertEquals("v2", read(table));
+    }
+
+    /**
+     * The production set-up: the region server finds the oracle through the leader znode of an HA group (here written
+     * by hand, for the test's oracle, in the minicluster's ZooKeeper), with a ZooKeeper client inside the region
+     * server beside HBase's own.
+     */
+    @Test
+    void collectsWithTheOracleFoundThroughTheLeaderZnode() throws Exception {
+        Configuration hbase = cluster.configuration();
+        String zk = hbase.get("hbase.zookeeper.quorum") + ":" + hbase.get("hbase.zookeeper.property.clientPort");
+        String znode = "/gc-test/leader";
+        CountDownLatch connected = new CountDownLatch(1);
+        try (ZooKeeper client = new ZooKeeper(zk, 10_000, e -> connected.countDown())) {
+            assertTrue(connected.await(10, TimeUnit.SECONDS), "ZooKeeper at " + zk);
+            client.create("/gc-test", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+            client.create(znode, new LeaderRecord(1, "127.0.0.1", cluster.oraclePort(), "test").encode(),
+                    ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+        }
+        TableName table = cluster.createTable("zk", CoprocessorDescriptorBuilder
+                .newBuilder(SibylGcCoprocessor.class.getName())
+                .setProperties(Map.of(TransactionManager.ORACLE_ZK_CONNECT, zk,
+                        TransactionManager.ORACLE_LEADER_ZNODE, znode))
+                .build());
+        try (Table raw = cluster.connection().getTable(table)) {
+            raw.put(new Put(Bytes.toBytes("another")).addColumn(F, Q, Bytes.toBytes("x")));
+        }
+        cluster.flush(table); // waits for the region server's connection: the commits below reach its replica
+        commitValue(table, "v1");
+        cluster.flush(table);
+        long second = commitValue(table, "v2");
+        flushAndCompact(table);
+        assertEquals(List.of(second), versions(table));
     }
 
     @Test
