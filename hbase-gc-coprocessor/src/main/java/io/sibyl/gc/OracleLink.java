@@ -196,17 +196,21 @@ final class OracleLink {
      * watermark, and a dropped commit could lie anywhere below T_max. A replica holding more than the configured
      * number of commits lets go (it trims at T_max again) and holds again once the watermark has moved on.
      */
-    private GcHorizon hold(CommitReplica replica, long lowWatermark) {
+    GcHorizon hold(CommitReplica replica, long lowWatermark) {
         synchronized (holdLock) {
             Hold h = hold;
             if (h == null || h.replica != replica) {
-                h = new Hold(replica); // a new connection: nothing registered there yet
+                if (h != null) {
+                    // Normally the replica of a connection replaced by a failover, which takes nothing more. But a
+                    // flush that got the old connection just before and comes after the new one's would, without
+                    // this, drop the new replica's registration unreleased, holding its commits for good.
+                    letGo(h);
+                }
+                h = new Hold(replica); // nothing registered there yet
                 hold = h;
             }
             if (h.watermark != 0 && replica.commitCount() > settings.maxHeldCommits()) {
-                h.droppedAtOrBelow = Long.MAX_VALUE; // before the replica may trim above a watermark again
-                replica.unregisterReader(h.watermark);
-                h.watermark = 0;
+                letGo(h);
                 h.gaveUpAt = lowWatermark;
                 LOG.info("the garbage collector's replica holds more than {} commits for a transaction that started"
                         + " at {}: it lets them go, and collects only below T_max until that transaction ends ({})",
@@ -231,6 +235,15 @@ final class OracleLink {
         }
     }
 
+    /** Ends the registration, if any; caller holds holdLock. */
+    private static void letGo(Hold h) {
+        if (h.watermark != 0) {
+            h.droppedAtOrBelow = Long.MAX_VALUE; // before the replica may trim above a watermark again
+            h.replica.unregisterReader(h.watermark);
+            h.watermark = 0;
+        }
+    }
+
     /** Moves the held watermark on (or lets go of the replica when the oracle does not say where to). */
     private void refreshHold() {
         OracleClient client = openOrNull();
@@ -245,10 +258,8 @@ final class OracleLink {
         } catch (Exception e) {
             synchronized (holdLock) {
                 Hold h = hold;
-                if (h != null && h.replica == client.replica() && h.watermark != 0) {
-                    h.droppedAtOrBelow = Long.MAX_VALUE;
-                    h.replica.unregisterReader(h.watermark);
-                    h.watermark = 0;
+                if (h != null && h.replica == client.replica()) {
+                    letGo(h);
                 }
             }
         } catch (Throwable e) {

@@ -214,8 +214,54 @@ class GcCompactionTest {
             long ts = oracle.begin().get(5, TimeUnit.SECONDS); // a block for the replica to trim on
             oracle.commit(ts, new long[] {RowIds.of("held", Bytes.toBytes(-1))}).get(5, TimeUnit.SECONDS);
             awaitCommitCount(replica, n -> n <= 100, "trimmed at T_max again");
-            link.horizon("test");
-            assertTrue(replica.commitCount() <= 100, "not held again at the same watermark");
+            link.horizon("test"); // not held again at the same watermark: the commits below are trimmed at T_max
+            long last = 0;
+            for (int i = 0; i < 200; i++) {
+                long t = oracle.begin().get(5, TimeUnit.SECONDS);
+                last = oracle.commit(t, new long[] {RowIds.of("held", Bytes.toBytes(1000 + i))})
+                        .get(5, TimeUnit.SECONDS);
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (replica.highestTimestampApplied() < last) {
+                assertTrue(System.nanoTime() < deadline, "the commits reach the replica");
+                Thread.sleep(20);
+            }
+            assertTrue(replica.commitCount() <= 2 * GcCluster.COMMIT_WINDOW, replica.commitCount() + " held");
+        } finally {
+            oracle.finish(reader);
+            link.release();
+        }
+    }
+
+    /**
+     * A flush that got the replica of a connection a failover then replaced, and asks after one that got the new
+     * one, must not leave the new replica held at the watermark for good.
+     */
+    @Test
+    void aHorizonOnAReplacedConnectionLeavesNoHoldBehindOnTheNewOne() throws Exception {
+        Configuration conf = new Configuration(false);
+        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
+        OracleLink link = OracleLink.acquire(conf, new GcSettings(true, "replaced-connection",
+                GcCluster.WATERMARK_TIMEOUT_MS, 10_000, 10_000, 1_000_000));
+        long reader = oracle.begin().get(5, TimeUnit.SECONDS);
+        try (OracleClient replaced = OracleClient.connect("127.0.0.1", cluster.oraclePort());
+             OracleClient current = OracleClient.connect("127.0.0.1", cluster.oraclePort())) {
+            long w = oracle.lowWatermark().get(5, TimeUnit.SECONDS);
+            link.hold(current.replica(), w);
+            link.hold(replaced.replica(), w); // the late flush
+            long last = 0;
+            for (int i = 0; i < 300; i++) {
+                long ts = oracle.begin().get(5, TimeUnit.SECONDS);
+                last = oracle.commit(ts, new long[] {RowIds.of("replaced", Bytes.toBytes(i))})
+                        .get(5, TimeUnit.SECONDS);
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (current.replica().highestTimestampApplied() < last) {
+                assertTrue(System.nanoTime() < deadline, "the commits reach the new connection's replica");
+                Thread.sleep(20);
+            }
+            int held = current.replica().commitCount();
+            assertTrue(held <= 2 * GcCluster.COMMIT_WINDOW, held + " commits held: it trims at T_max");
         } finally {
             oracle.finish(reader);
             link.release();
