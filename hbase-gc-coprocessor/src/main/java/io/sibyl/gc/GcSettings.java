@@ -74,7 +74,7 @@ record GcSettings(boolean enabled, String oracleKey, long watermarkTimeoutMillis
             v = conf.getLong(key, dflt);
         } catch (NumberFormatException e) { // Hadoop's text names the value, not the key
             throw new IllegalArgumentException("invalid value '" + conf.get(key) + "' for " + key + ": must be a"
-                    + " whole number of milliseconds (docs/gc.md)");
+                    + " whole number (docs/gc.md)");
         }
         if (v < 1) {
             throw new IllegalArgumentException("invalid value " + v + " for " + key + ": must be >= 1 (docs/gc.md)");

@@ -20,11 +20,12 @@ class GcSettingsTest {
 
     @Test
     void defaultsAreTheDocumentedOnes() {
-        GcSettings s = GcSettings.from(new Configuration(false));
+        GcSettings s = GcSettings.from(new Configuration(false), Map.of());
         assertTrue(s.enabled());
         assertEquals(2_000, s.watermarkTimeoutMillis());
         assertEquals(10_000, s.connectTimeoutMillis());
         assertEquals(10_000, s.retryMillis());
+        assertEquals(2_097_152, s.maxHeldCommits());
     }
 
     @Test
@@ -39,7 +40,7 @@ class GcSettingsTest {
             String[] cells = lines.get(i).split("\\s*\\|\\s*");
             documented.put(cells[1].replace("`", ""), cells[2].replace("`", ""));
         }
-        GcSettings d = GcSettings.from(new Configuration(false));
+        GcSettings d = GcSettings.from(new Configuration(false), Map.of());
         Map<String, String> code = new LinkedHashMap<>();
         code.put(TransactionManager.ORACLE_ZK_CONNECT, "—");
         code.put(TransactionManager.ORACLE_ADDRESS, "—");
@@ -49,6 +50,7 @@ class GcSettingsTest {
         code.put(GcSettings.WATERMARK_TIMEOUT_MS, String.valueOf(d.watermarkTimeoutMillis()));
         code.put(GcSettings.CONNECT_TIMEOUT_MS, String.valueOf(d.connectTimeoutMillis()));
         code.put(GcSettings.RETRY_MS, String.valueOf(d.retryMillis()));
+        code.put(GcSettings.MAX_HELD_COMMITS, String.valueOf(d.maxHeldCommits()));
         assertEquals(code, documented, "docs/gc.md, Settings");
     }
 
@@ -56,11 +58,11 @@ class GcSettingsTest {
     void aValueThatIsNotANumberOrNotPositiveNamesItsKey() {
         Configuration words = new Configuration(false);
         words.set(GcSettings.WATERMARK_TIMEOUT_MS, "2s");
-        String e = assertThrows(IllegalArgumentException.class, () -> GcSettings.from(words)).getMessage();
+        String e = assertThrows(IllegalArgumentException.class, () -> GcSettings.from(words, Map.of())).getMessage();
         assertTrue(e.contains("'2s' for " + GcSettings.WATERMARK_TIMEOUT_MS), e);
         Configuration zero = new Configuration(false);
         zero.set(GcSettings.RETRY_MS, "0");
-        e = assertThrows(IllegalArgumentException.class, () -> GcSettings.from(zero)).getMessage();
+        e = assertThrows(IllegalArgumentException.class, () -> GcSettings.from(zero, Map.of())).getMessage();
         assertTrue(e.contains(GcSettings.RETRY_MS), e);
     }
 }
