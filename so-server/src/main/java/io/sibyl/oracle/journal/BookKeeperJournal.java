@@ -1160,13 +1160,22 @@ public final class BookKeeperJournal implements Journal {
         if (failingFor >= settings.writeRetryMs()) {
             // The retried add may hang on a ledger whose bookies are faulty; the deadline holds regardless.
             fatal("journal unwritable for " + failingFor + " ms: writes failed and none has succeeded since", null);
-        } else if (stalledFor >= settings.writeRetryMs()) {
+        } else if (stalledFor >= stallLimitMs()) {
             // An add that neither completes nor fails: BookKeeper can keep replacing bookies (an ensemble smaller
             // than the cluster has spares) for an entry no bookie takes, or wait on a bookie that never answers.
             // Without this the oracle would hang, neither serving nor letting a standby take over.
             fatal("journal unwritable for " + stalledFor + " ms: an add to ledger " + stalledLedger + " has not"
                     + " completed (BookKeeper is still retrying it)", null);
         }
+    }
+
+    /**
+     * How long the oldest undelivered add may stay pending: journal.write.retry.ms, but never less than BookKeeper's
+     * add timeout. An add is not stuck before BookKeeper itself gives up on a silent bookie, and a retry time of 0
+     * (give up at the first failure) must not make every add in flight fatal.
+     */
+    private long stallLimitMs() {
+        return Math.max(settings.writeRetryMs(), JournalClients.ADD_TIMEOUT_SECONDS * 1000L);
     }
 
     private boolean isClosing() {

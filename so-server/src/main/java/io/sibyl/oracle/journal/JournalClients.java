@@ -50,12 +50,19 @@ public final class JournalClients {
     }
 
     /**
+     * BookKeeper's add timeout (its default, set explicitly because the journal's watchdog relies on it): a bookie that
+     * has not answered an add for this long is replaced, so an add pending for less is not stuck yet.
+     */
+    static final int ADD_TIMEOUT_SECONDS = 5;
+
+    /**
      * A BookKeeper client for the journal: no client-side add throttle (the default caps a client at about 5,000
      * adds/s) and bookie health tracking, so a bookie that keeps failing is quarantined and left out of the next
      * ledger's ensemble.
      */
     public static BookKeeper newBookKeeper(JournalSettings s) throws IOException, InterruptedException {
         ClientConfiguration cc = new ClientConfiguration();
+        cc.setAddEntryTimeout(ADD_TIMEOUT_SECONDS);
         cc.setMetadataServiceUri(s.effectiveMetadataServiceUri());
         cc.setZkTimeout(s.zkSessionTimeoutMs());
         cc.setThrottleValue(0);

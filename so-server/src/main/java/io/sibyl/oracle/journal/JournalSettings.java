@@ -264,7 +264,7 @@ public record JournalSettings(
         m.put("journal.ledger.max.entries", ledgerMaxEntries + "  # ... or after this many entries");
         m.put("journal.write.retry.ms", writeRetryMs
                 + "  # after a write failure, keep trying new ledgers this long before giving up (fatal); also the"
-                + " longest an add may stay pending");
+                + " longest an add may stay pending (at least BookKeeper's 5 s add timeout)");
         m.put("journal.password", "*****  # BookKeeper ledger password (same on every oracle)");
         m.put("journal.leader.znode", leaderZnode + "  # ephemeral znode where the serving oracle announces itself");
         m.put("journal.election.znode", electionZnode + "  # parent of the HA candidates' znodes (ha=true)");

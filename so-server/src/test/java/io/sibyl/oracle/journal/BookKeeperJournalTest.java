@@ -77,6 +77,28 @@ class BookKeeperJournalTest {
         return info.getTestMethod().orElseThrow().getName();
     }
 
+    /**
+     * journal.write.retry.ms=0 gives up at the first failed write; an add merely in flight has not failed, so a healthy
+     * journal kept busy must not be stopped by the watchdog that bounds pending adds.
+     */
+    @Test
+    void aWriteRetryOfZeroIsNoReasonToStopAHealthyBusyJournal(TestInfo info) throws Exception {
+        JournalSettings s = cluster.settings(name(info)).withWriteRetryMs(0);
+        Opened o = open(s);
+        DecisionModel model = new DecisionModel(11, 1000);
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500); // 15 watchdog periods, adds in flight
+        CountDownLatch last = null;
+        while (System.nanoTime() < until && o.fatal().calls.get() == 0) {
+            CountDownLatch done = new CountDownLatch(1);
+            o.journal().append(model.nextBlock(6), done::countDown);
+            last = done;
+        }
+        assertTrue(last.await(30, TimeUnit.SECONDS) || o.fatal().calls.get() > 0, "the last block was delivered");
+        assertEquals(0, o.fatal().calls.get(), "stopped: " + o.fatal().reason.get());
+        o.journal().close();
+        model.assertRecovered(recoverWithNewClients(s));
+    }
+
     @Test
     void callbacksRunInAppendOrderOneAtATimeAndBlocksShareEntries(TestInfo info) throws Exception {
         JournalSettings s = cluster.settings(name(info));
