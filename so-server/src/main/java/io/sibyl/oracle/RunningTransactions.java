@@ -111,12 +111,13 @@ public final class RunningTransactions {
         return (owner & 0xFFFF_FFFFL) + 1;
     }
 
-    private void countOwner(int owner, int delta) {
+    /** One of {@code owner}'s transactions finished: its place under the owner's quota is free again. */
+    private void ownerFinishedOne(int owner) {
         if (perOwner == null) {
             return;
         }
         long key = ownerKey(owner);
-        long n = perOwner.get(key, 0) + delta;
+        long n = perOwner.get(key, 0) - 1;
         if (n == 0) {
             perOwner.remove(key); // connections come and go: keep only those holding transactions
         } else {
@@ -132,7 +133,9 @@ public final class RunningTransactions {
         if (isFull()) {
             throw new IllegalStateException("running transaction limit of " + maxLive + " reached");
         }
-        if (ownerAtLimit(owner)) {
+        // One lookup of the owner's count serves both the check and the update: this runs for every BEGIN.
+        long held = perOwner == null ? 0 : perOwner.get(ownerKey(owner), 0);
+        if (held >= maxPerOwner) {
             throw new IllegalStateException("running transaction limit of " + maxPerOwner + " for owner " + owner
                     + " reached");
         }
@@ -145,7 +148,9 @@ public final class RunningTransactions {
         states[i] = (byte) RUNNING;
         tail++;
         live++;
-        countOwner(owner, 1);
+        if (perOwner != null) {
+            perOwner.put(ownerKey(owner), held + 1);
+        }
     }
 
     /** Squeezes finished entries out of the ring, keeping start order. */
@@ -180,7 +185,7 @@ public final class RunningTransactions {
         int state = states[i];
         states[i] = DONE;
         live--;
-        countOwner(owners[i], -1);
+        ownerFinishedOne(owners[i]);
         compactHead();
         return state;
     }
@@ -298,7 +303,7 @@ public final class RunningTransactions {
                 }
                 states[i] = DONE;
                 live--;
-                countOwner(owners[i], -1);
+                ownerFinishedOne(owners[i]);
                 finished++;
             }
         }
