@@ -230,22 +230,12 @@ class ConnectionDefencesTest {
     }
 
     private static Msg begin(WireSocket s, long id) throws Exception {
-        s.send(request(Wire.BEGIN, id));
+        s.send(ForeignTransactionRequestsTest.request(Wire.BEGIN, id));
         return reply(s, id);
     }
 
-    private static ByteBuf request(byte type, long id, long... args) {
-        ByteBuf b = Unpooled.buffer();
-        b.writeByte(type);
-        Varints.writeUnsigned(b, id);
-        for (long a : args) {
-            Varints.writeUnsigned(b, a);
-        }
-        return b;
-    }
-
     private static ByteBuf commit(long id, long start) {
-        ByteBuf b = request(Wire.COMMIT, id, start, 1);
+        ByteBuf b = ForeignTransactionRequestsTest.request(Wire.COMMIT, id, start, 1);
         b.writeLong(start); // a row of its own: no conflicts between these transactions
         return b;
     }

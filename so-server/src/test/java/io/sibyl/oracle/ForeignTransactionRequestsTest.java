@@ -121,7 +121,8 @@ class ForeignTransactionRequestsTest {
         return reply(s, 101);
     }
 
-    private static ByteBuf request(byte type, long id, long... args) {
+    /** A request frame of {@code type}: its id, then {@code args} as unsigned varints. */
+    static ByteBuf request(byte type, long id, long... args) {
         ByteBuf b = Unpooled.buffer();
         b.writeByte(type);
         Varints.writeUnsigned(b, id);

@@ -38,7 +38,8 @@ class ElectionChainTest {
                 .withHa(new HaSettings(true, "127.0.0.1", 2));
     }
 
-    private static CompletableFuture<OracleServer> lead(OracleCandidate c) {
+    /** Runs {@code c}'s election on another thread: it returns once {@code c} leads. */
+    static CompletableFuture<OracleServer> lead(OracleCandidate c) {
         return CompletableFuture.supplyAsync(() -> {
             try {
                 return c.lead();

@@ -52,16 +52,6 @@ class RoundTripTakeoverTest {
                 0, d.handshakeTimeoutMillis(), d.maxConnections(), d.maxRunningTransactionsPerConnection());
     }
 
-    private static CompletableFuture<OracleServer> lead(OracleCandidate c) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return c.lead();
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
-    }
-
     @Test
     void decisionsSurviveTakeoversThereAndBackWhileLedgersAreDeleted() throws Exception {
         JournalSettings s = cluster.settings("roundtrip")
@@ -74,11 +64,11 @@ class RoundTripTakeoverTest {
         try {
             OracleCandidate a1 = OracleCandidate.join(config(s), "a/" + JournalClients.ownerName());
             candidates.add(a1);
-            OracleServer a = lead(a1).get(30, TimeUnit.SECONDS);
+            OracleServer a = ElectionChainTest.lead(a1).get(30, TimeUnit.SECONDS);
             servers.add(a);
             OracleCandidate b1 = OracleCandidate.join(config(s), "b/" + JournalClients.ownerName());
             candidates.add(b1);
-            CompletableFuture<OracleServer> bLeads = lead(b1);
+            CompletableFuture<OracleServer> bLeads = ElectionChainTest.lead(b1);
 
             long deletedBefore = registry.read().deleted();
             RawOracleClient onA = RawOracleClient.connect("127.0.0.1", a.port(), 5000);
@@ -99,7 +89,7 @@ class RoundTripTakeoverTest {
                 // A comes back as a fresh standby while B deletes A's ledgers and its own first one.
                 OracleCandidate a2 = OracleCandidate.join(config(s), "a-again/" + JournalClients.ownerName());
                 candidates.add(a2);
-                CompletableFuture<OracleServer> aLeadsAgain = lead(a2);
+                CompletableFuture<OracleServer> aLeadsAgain = ElectionChainTest.lead(a2);
                 List<Long> afterFirstTakeover = registry.read().ledgers();
                 work(onB, 40);
                 List<Long> now = registry.read().ledgers();
