@@ -67,7 +67,8 @@ import java.util.function.LongFunction;
  * The journal stops for good, runs no further callback (so no dependent reply leaves) and tells the
  * {@link FatalErrorListener} once, when: a ledger is fenced (a newer oracle opened it for recovery); the registry was
  * taken over (compare-and-set failed, or a watch shows another epoch); the ZooKeeper session expired or stayed
- * disconnected for longer than its timeout; or no ledger could be written for {@code journal.write.retry.ms}.
+ * disconnected for longer than its timeout; no ledger could be written for {@code journal.write.retry.ms}; or the
+ * oldest undelivered entry's add stayed pending that long, failed or not (and at least BookKeeper's add timeout).
  *
  * <p>{@code append} may be called from any thread; callbacks run on BookKeeper's callback threads (or on the
  * appending thread for a barrier with nothing outstanding).
