@@ -43,7 +43,9 @@ import java.util.concurrent.TimeUnit;
  * in turn: only the first standby acts on a dead leader.
  *
  * <p><b>Liveness.</b> The first standby holds an idle TCP connection to the leader it follows (the one whose owner
- * name is both first in the election and in the leader znode). A kill -9 closes that connection at once; the standby
+ * name is both first in the election and in the leader znode), opened with a watch handshake so that the leader does
+ * not close it at its handshake timeout ({@code LeaderConnectionWatch}; a leader that refuses it with an error is
+ * alive and is not deposed for that). A kill -9 closes that connection at once; the standby
  * then deletes the dead leader's candidate znode (any client may delete another session's ephemeral znode) instead
  * of waiting out its ZooKeeper session, and takes over. A leader that is merely frozen keeps its connection; it is
  * replaced when its session expires ({@code journal.zk.session.timeout.ms}).
