@@ -68,7 +68,8 @@ import java.util.function.LongFunction;
  * {@link FatalErrorListener} once, when: a ledger is fenced (a newer oracle opened it for recovery); the registry was
  * taken over (compare-and-set failed, or a watch shows another epoch); the ZooKeeper session expired or stayed
  * disconnected for longer than its timeout; no ledger could be written for {@code journal.write.retry.ms}; or the
- * oldest undelivered entry's add stayed pending that long, failed or not (and at least BookKeeper's add timeout).
+ * oldest undelivered entry's add stayed pending that long with no entry delivered meanwhile, failed or not (and at
+ * least BookKeeper's add timeout).
  *
  * <p>{@code append} may be called from any thread; callbacks run on BookKeeper's callback threads (or on the
  * appending thread for a barrier with nothing outstanding).
@@ -179,6 +180,12 @@ public final class BookKeeperJournal implements Journal {
      * to a ledger with faulty bookies can take BookKeeper's add timeout to fail, or never complete).
      */
     private long failingSinceNanos = -1;
+    /**
+     * When the head of the queue last moved (an entry delivered). A pending add is timed from the later of its send
+     * and this: with many adds in flight to slow bookies, the last one sent can wait longer than the stall limit
+     * while the ones ahead of it are still being acknowledged, and a journal that progresses is not stuck.
+     */
+    private long lastDeliveryNanos = System.nanoTime();
     /** Ledgers broken by a write failure since the oldest undelivered entry last progressed: paces the rollovers. */
     private int writeFailuresInARow;
     private boolean spaceWaiters;
@@ -1038,6 +1045,7 @@ public final class BookKeeperJournal implements Journal {
                         return;
                     }
                     unacked.pollFirst();
+                    lastDeliveryNanos = System.nanoTime();
                     pendingBytes -= e.data.length;
                     if (spaceWaiters || closing) {
                         spaceWaiters = false;
@@ -1154,7 +1162,7 @@ public final class BookKeeperJournal implements Journal {
             failingFor = unacked.isEmpty() && !rolling ? -1 : failingForMs();
             Entry oldest = unacked.peekFirst();
             if (oldest != null && oldest.ledger != null && !oldest.acked) {
-                stalledFor = (System.nanoTime() - oldest.sentNanos) / 1_000_000;
+                stalledFor = (System.nanoTime() - Math.max(oldest.sentNanos, lastDeliveryNanos)) / 1_000_000;
                 stalledLedger = oldest.ledger.handle.getId();
             }
         }
