@@ -285,6 +285,7 @@ public class TTable implements Closeable {
             }
         }
         tx.checkNotFinished(); // rolled back by a closing manager meanwhile: the snapshot may have shifted
+        tx.checkResolvedWithinMaxAge(); // past it, the replica stops holding commits for this snapshot
         return out;
     }
 

@@ -222,6 +222,17 @@ public final class Transaction {
         }
     }
 
+    /**
+     * Throws if the oracle's max age ran out while a read was being resolved: from then on the replica may let go of
+     * commit timestamps this snapshot needs ({@link io.sibyl.client.oracle.CommitReplica#expireReadersAfter}), so
+     * what was resolved may not be the snapshot.
+     */
+    void checkResolvedWithinMaxAge() throws SnapshotExpiredException {
+        if (nanosToMaxAge() <= 0) {
+            throw SnapshotExpiredException.tooOld(this, begunOn.transactionMaxAgeNanos() / 1_000_000L);
+        }
+    }
+
     /** Nanoseconds until the oracle's max age ends this transaction ({@link Long#MAX_VALUE}: no max age). */
     long nanosToMaxAge() {
         return hasMaxAge ? expiresAtNanos - System.nanoTime() : Long.MAX_VALUE;

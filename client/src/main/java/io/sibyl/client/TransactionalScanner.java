@@ -221,9 +221,10 @@ final class TransactionalScanner implements ResultScanner {
             }
             emit(cells);
         }
-        // Rolled back (the manager closed) while this row was resolved: the replica may have let go of commits the
-        // snapshot needs, so nothing resolved since may be returned.
+        // Rolled back (the manager closed), or past the oracle's max age, while this row was resolved: the replica
+        // may have let go of commits the snapshot needs, so nothing resolved since may be returned.
         tx.checkNotFinished();
+        tx.checkResolvedWithinMaxAge();
         return ready.poll();
     }
 

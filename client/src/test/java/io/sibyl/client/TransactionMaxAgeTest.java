@@ -1,5 +1,7 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.CommitReplica;
+import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import org.apache.hadoop.hbase.TableName;
@@ -98,6 +100,49 @@ class TransactionMaxAgeTest {
             assertEquals("v2", get(t, check, "k"));
             assertTrue(t.get(check, new Get(b("k"))).size() == 1);
             tm.commit(check);
+        }
+    }
+
+    /**
+     * A transaction the application never finishes is aborted by the oracle at its max age and can no longer read,
+     * so the client's replica must stop keeping every later commit for it: otherwise one leaked transaction makes the
+     * replica hold every commit of the whole system until the manager closes.
+     */
+    @Test
+    void aLeakedTransactionPastTheMaxAgeNoLongerPinsCommitsInTheReplica() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("max_age_leak", "cf");
+        // A window of 8 commits: T_max stays close behind the newest commit, so an unpinned replica holds few.
+        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 10, 8, 1 << 12).withTransactionMaxAge(MAX_AGE_MS));
+             TransactionManager tm = manager(oracle);
+             TTable t = new TTable(c.connection(), name);
+             OracleClient others = OracleClient.connect("127.0.0.1", oracle.port())) {
+            Transaction leaked = tm.begin();
+            put(t, leaked, "k", "never committed");
+            commitElsewhere(others, 0, 100);
+            Thread.sleep(MAX_AGE_MS + 300);
+            assertThrows(SnapshotExpiredException.class, () -> get(t, leaked, "k"));
+            commitElsewhere(others, 100, 300);
+            CommitReplica replica = tm.oracle().replica();
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (replica.tMax() < oracle.tMax() && System.nanoTime() < deadline) {
+                Thread.sleep(5); // the oracle pushes the newest blocks to the idle connection
+            }
+            assertEquals(oracle.tMax(), replica.tMax(), "the replica caught up");
+            assertTrue(replica.commitCount() < 50, "the replica holds " + replica.commitCount() + " commits for a"
+                    + " transaction that can no longer read (300 were made after it began)");
+            Transaction after = tm.begin();
+            assertNull(get(t, after, "k"), "the expired transaction's write stays invisible");
+            tm.commit(after);
+        }
+    }
+
+    /** Commits write transactions on another connection to the oracle (one made-up row each, no HBase writes). */
+    private static void commitElsewhere(OracleClient client, int from, int to) {
+        for (int i = from; i < to; i++) {
+            long ts = client.begin().join();
+            client.commit(ts, new long[] {1_000_000L + i}).join();
         }
     }
 }

@@ -22,7 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>One thread (the connection's I/O thread) applies decision blocks; any thread may ask {@link #inSnapshot}. A
  * sequence counter makes each block appear atomically to readers. A commit timestamp is forgotten only when it is at
  * or below T_max <em>and</em> below the start timestamp of every running local transaction, so a long reader's
- * snapshot never shifts while T_max moves past it.
+ * snapshot never shifts while T_max moves past it. A local transaction stops counting once it is older than the
+ * oracle's {@code transaction.max.age.ms} ({@link #expireReadersAfter}): the oracle has aborted it and its client no
+ * longer reads in it, and one the application leaked would otherwise keep every later commit here for good.
  *
  * <p><b>Memory and concurrency.</b> Commits and aborts live in primitive open-addressing tables
  * ({@link SingleWriterLongLongMap}, {@link SingleWriterLongSet}) that only the applying thread mutates, so applying
@@ -58,6 +60,8 @@ public final class CommitReplica implements DecisionVisitor {
     /** Running local transactions by start timestamp, with a count since a caller may register one twice. */
     private final LocalReaders readers = new LocalReaders();
     private volatile long tMax;
+    /** How long after registration a local transaction stops holding commits (nanoseconds); 0: for ever. */
+    private volatile long readerMaxAgeNanos;
     /** Sequence lock: odd while {@link #apply} mutates the tables. Written only by the applying thread. */
     private volatile int version;
     /** Start timestamps of held commits in commit order, for trimming (a ring); touched only by the applying thread. */
@@ -180,6 +184,16 @@ public final class CommitReplica implements DecisionVisitor {
 
     public void unregisterReader(long startTs) {
         readers.unregister(startTs);
+    }
+
+    /**
+     * Lets go of local transactions registered more than {@code maxAgeNanos} ago (0: never), the oracle's
+     * {@code transaction.max.age.ms}: the oracle aborts such a transaction, and its client must have stopped reading
+     * in it by then (it counts the age from before its begin was sent, so its count ends first) and check the age
+     * again after resolving a read, since commits its snapshot needs may be trimmed from then on.
+     */
+    public void expireReadersAfter(long maxAgeNanos) {
+        readerMaxAgeNanos = maxAgeNanos;
     }
 
     /** Applies a run of decision blocks received from the oracle. Only the connection's I/O thread calls this. */
@@ -420,7 +434,8 @@ public final class CommitReplica implements DecisionVisitor {
 
     private void trim() {
         long bound = tMax;
-        long oldestReader = readers.oldest();
+        long maxAge = readerMaxAgeNanos;
+        long oldestReader = maxAge == 0 ? readers.oldest() : readers.oldestRegisteredSince(System.nanoTime() - maxAge);
         if (oldestReader != LocalReaders.NONE && oldestReader - 1 < bound) {
             bound = oldestReader - 1;
         }

@@ -548,7 +548,9 @@ public final class OracleClient implements AutoCloseable {
                 aborted[i] = previous;
             }
             List<AbortedRange> abortedRanges = AbortedRange.readAll(in); // running when earlier oracles stopped
-            return new CommitReplica(tInit, tMax, aborted, abortedRanges);
+            CommitReplica r = new CommitReplica(tInit, tMax, aborted, abortedRanges);
+            r.expireReadersAfter(transactionMaxAgeNanos);
+            return r;
         }
 
         private void add(byte type, long id, long value) {

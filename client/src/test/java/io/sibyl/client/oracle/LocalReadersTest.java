@@ -1,5 +1,6 @@
 package io.sibyl.client.oracle;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -42,5 +43,23 @@ class LocalReadersTest {
             }
             assertEquals(model.isEmpty() ? LocalReaders.NONE : model.firstKey(), readers.oldest(), "step " + step);
         }
+    }
+
+    @Test
+    void entriesRegisteredBeforeTheCutoffStopCountingAndLaterFinishesAreIgnored() {
+        LocalReaders readers = new LocalReaders();
+        readers.register(10, 1_000);
+        readers.register(12, 2_000);
+        readers.register(11, 3_000); // out of order: expires behind the younger 12
+        readers.register(15, 4_000);
+        assertEquals(10, readers.oldestRegisteredSince(1_000));
+        assertEquals(11, readers.oldestRegisteredSince(1_001), "10 expired");
+        assertEquals(11, readers.oldestRegisteredSince(2_500), "11 is younger than the cutoff");
+        assertEquals(15, readers.oldestRegisteredSince(3_500));
+        readers.unregister(10); // finished after it expired: nothing left to do
+        readers.unregister(11);
+        assertEquals(15, readers.oldest());
+        readers.unregister(15);
+        assertEquals(LocalReaders.NONE, readers.oldestRegisteredSince(0));
     }
 }
