@@ -5,6 +5,7 @@ import io.sibyl.client.SiHistory.Recorder;
 import io.sibyl.client.SiHistory.Tx;
 import io.sibyl.client.oracle.JournaledOracle;
 import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
 import io.sibyl.oracle.ha.LeaderZnode;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import io.sibyl.oracle.journal.JournalSettings;
@@ -111,6 +112,34 @@ class ListAppendIsolationTest {
             w.run(SCALE * 15_000L, () -> {
             });
             w.checkSnapshotIsolation(buffered, "no faults");
+        }
+    }
+
+    /**
+     * The same without faults on an oracle whose commit window holds 4 commits, so that T_max runs right behind the
+     * newest commit: on six threads, readers begin while T_max passes their writers, long transactions keep their
+     * snapshots while T_max passes them (their replicas must hold exactly the commits above them), writers it passes
+     * are aborted as too old, and readers below T_max rely on the aborted set alone.
+     */
+    @Test
+    void listAppendHistoryWhileTmaxRacesBehindTheNewestCommitIsSnapshotIsolation() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("elle-tmax", SPLITS, "cf");
+        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 10, 4, 1 << 12))) {
+            Map<String, String> buffered = new HashMap<>(clientSettings(false));
+            buffered.put(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port());
+            Map<String, String> writeThrough = new HashMap<>(clientSettings(true));
+            writeThrough.put(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port());
+            try (TransactionManager one = c.manager(buffered);
+                 TransactionManager two = c.manager(writeThrough);
+                 Workload w = new Workload(name, List.of(one, two))) {
+                w.run(SCALE * 10_000L, () -> {
+                });
+                w.checkSnapshotIsolation(one, "T_max racing");
+                AtomicLong tooOld = w.errors.get("commit: TOO_OLD");
+                assertTrue(tooOld != null && tooOld.get() > 0, "T_max passed running writers: " + w.errors);
+            }
         }
     }
 
