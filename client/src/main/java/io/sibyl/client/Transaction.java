@@ -98,6 +98,8 @@ public final class Transaction {
      * takes it to wait for the operation under way.
      */
     private final ReentrantLock writeLock = new ReentrantLock();
+    /** Set when this transaction's own registration as a reader of its replica was given back. */
+    private final AtomicBoolean snapshotReleased = new AtomicBoolean();
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
@@ -109,6 +111,11 @@ public final class Transaction {
         long maxAge = begunOn.transactionMaxAgeNanos();
         this.hasMaxAge = maxAge != 0;
         this.expiresAtNanos = beginSentNanos + maxAge; // System.nanoTime may be negative: no 0 sentinel
+        // The connection registered this start timestamp when it arrived and lets go of it when the oracle answers
+        // the commit, finish or abort, which can be before this transaction is marked finished (a rollback deletes
+        // its versions first): a get on another thread would then still pass its final checkNotFinished while the
+        // replica trims commits its snapshot needs. Held until the status says finished (releaseSnapshot).
+        begunOn.replica().registerReader(startTs);
     }
 
     /** The start timestamp T_s: the snapshot this transaction reads, and the version of every cell it writes. */
@@ -594,6 +601,7 @@ public final class Transaction {
     void markCommitted(long ts) {
         commitTs = ts;
         status = Status.COMMITTED;
+        releaseSnapshot();
     }
 
     void markRolledBack(String how) {
@@ -601,6 +609,7 @@ public final class Transaction {
             finishedHow = how;
         }
         status = Status.ROLLED_BACK;
+        releaseSnapshot();
     }
 
     /** Rolled back by its manager's close (not by the application): see {@link TransactionManager#run}. */
@@ -616,6 +625,17 @@ public final class Transaction {
     void markInDoubt() {
         finishedHow = "in doubt (its commit outcome is unknown)";
         inDoubt = true;
+        releaseSnapshot();
+    }
+
+    /**
+     * Lets the replica trim commits this snapshot needed, once (after the status or {@link #finishedHow} that makes
+     * reads fail was set: a read resolved after the trim then fails its final {@link #checkNotFinished}).
+     */
+    private void releaseSnapshot() {
+        if (snapshotReleased.compareAndSet(false, true)) {
+            begunOn.replica().unregisterReader(startTs);
+        }
     }
 
     /**

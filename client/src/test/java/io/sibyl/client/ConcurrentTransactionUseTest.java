@@ -1,6 +1,20 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.CommitReplica;
+import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
+import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Mutation;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.coprocessor.ObserverContext;
+import org.apache.hadoop.hbase.coprocessor.RegionCoprocessor;
+import org.apache.hadoop.hbase.coprocessor.RegionCoprocessorEnvironment;
+import org.apache.hadoop.hbase.coprocessor.RegionObserver;
+import org.apache.hadoop.hbase.regionserver.MiniBatchOperationInProgress;
+import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
@@ -15,8 +29,10 @@ import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -463,5 +479,135 @@ class ConcurrentTransactionUseTest {
     @SuppressWarnings("unchecked")
     private static <E extends Throwable> Void sneakyThrow(Throwable e) throws E {
         throw (E) e;
+    }
+
+    /**
+     * Holds, while armed, the batches with a delete (a rollback's clean-up) and the gets of row {@code k}, each until
+     * its latch is released, so that a test can stop a rollback and a read at chosen points.
+     */
+    public static final class HeldRegion implements RegionCoprocessor, RegionObserver {
+        static volatile CountDownLatch deletes;
+        static volatile CountDownLatch gets;
+        static final CountDownLatch DELETE_ARRIVED = new CountDownLatch(1);
+        static final CountDownLatch GET_ARRIVED = new CountDownLatch(1);
+
+        @Override
+        public Optional<RegionObserver> getRegionObserver() {
+            return Optional.of(this);
+        }
+
+        @Override
+        public void preBatchMutate(ObserverContext<RegionCoprocessorEnvironment> c,
+                                   MiniBatchOperationInProgress<Mutation> miniBatchOp) {
+            if (miniBatchOp.getOperation(0) instanceof Delete) {
+                hold(deletes, DELETE_ARRIVED);
+            }
+        }
+
+        @Override
+        public void preGetOp(ObserverContext<RegionCoprocessorEnvironment> c, Get get, List<Cell> result) {
+            if (Bytes.equals(get.getRow(), b("k"))) {
+                hold(gets, GET_ARRIVED);
+            }
+        }
+
+        private static void hold(CountDownLatch latch, CountDownLatch arrived) {
+            if (latch == null) {
+                return;
+            }
+            arrived.countDown();
+            try {
+                latch.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * A rollback on another thread tells the oracle first and then deletes the transaction's versions; until it is
+     * done the transaction is running for its other threads, so a get there must still read its snapshot (or be
+     * refused): the replica must not let go of a commit after the snapshot, which T_max passed, before then. The get
+     * is held in HBase until the rollback has told the oracle and replicated blocks have moved T_max on.
+     */
+    @Test
+    void aGetWhileAnotherThreadRollsTheTransactionBackReadsItsSnapshotOrIsRefused() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = TableName.valueOf("held_region_" + System.nanoTime());
+        try (org.apache.hadoop.hbase.client.Admin admin = c.connection().getAdmin()) {
+            admin.createTable(TableDescriptorBuilder.newBuilder(name).setColumnFamily(TTable.familyDescriptor("cf"))
+                    .setCoprocessor(HeldRegion.class.getName()).build());
+        }
+        // A window of 4 commits, so that T_max soon passes a commit made after the transaction began.
+        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 10, 4, 1 << 12));
+             TransactionManager tm = c.manager(Map.of(TransactionManager.ORACLE_ADDRESS,
+                     "127.0.0.1:" + oracle.port(), TransactionManager.WRITE_BUFFER_BYTES, "0"));
+             TTable table = new TTable(tm.getConnection(), name);
+             OracleClient others = OracleClient.connect("127.0.0.1", oracle.port())) {
+            Transaction init = tm.begin();
+            TestSupport.put(table, init, "k", "before");
+            tm.commit(init);
+            Transaction later = tm.begin(); // begins before tx, commits after it began: not in its snapshot
+            Transaction tx = tm.begin();
+            TestSupport.put(table, tx, "mine", "x"); // in HBase: the rollback will delete it
+            TestSupport.put(table, later, "k", "after");
+            tm.commit(later);
+            commitElsewhere(others, 0, 20);
+            CommitReplica replica = tm.oracle().replica();
+            awaitCaughtUp(replica, oracle);
+            assertTrue(replica.tMax() > later.getCommitTimestamp(), "T_max passed the later commit");
+            assertEquals("before", TestSupport.get(table, tx, "k"));
+
+            CountDownLatch releaseGet = new CountDownLatch(1);
+            CountDownLatch releaseDelete = new CountDownLatch(1);
+            HeldRegion.gets = releaseGet;
+            HeldRegion.deletes = releaseDelete;
+            AtomicReference<Object> read = new AtomicReference<>();
+            Thread reader = new Thread(() -> {
+                try {
+                    read.set(TestSupport.get(table, tx, "k"));
+                } catch (Throwable e) {
+                    read.set(e);
+                }
+            }, "reader");
+            Thread rollback = new Thread(() -> tm.rollback(tx), "rollback");
+            try {
+                reader.start();
+                assertTrue(HeldRegion.GET_ARRIVED.await(60, TimeUnit.SECONDS), "the get reaches HBase");
+                rollback.start();
+                assertTrue(HeldRegion.DELETE_ARRIVED.await(60, TimeUnit.SECONDS), "the rollback deletes");
+                commitElsewhere(others, 20, 40); // blocks reach the replica while the rollback is under way
+                awaitCaughtUp(replica, oracle);
+                HeldRegion.gets = null;
+                releaseGet.countDown();
+                reader.join(60_000);
+            } finally {
+                HeldRegion.gets = null;
+                HeldRegion.deletes = null;
+                releaseGet.countDown();
+                releaseDelete.countDown();
+                rollback.join(60_000);
+            }
+            Object seen = read.get();
+            assertTrue("before".equals(seen) || seen instanceof IllegalStateException, "a get of a transaction"
+                    + " being rolled back returned " + seen + " (\"after\" was committed after it began)");
+            assertEquals(Transaction.Status.ROLLED_BACK, tx.getStatus());
+        }
+    }
+
+    private static void commitElsewhere(OracleClient client, int from, int to) {
+        for (int i = from; i < to; i++) {
+            long ts = client.begin().join();
+            client.commit(ts, new long[] {2_000_000L + i}).join();
+        }
+    }
+
+    private static void awaitCaughtUp(CommitReplica replica, OracleServer oracle) throws InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (replica.tMax() < oracle.tMax() && System.nanoTime() < deadline) {
+            Thread.sleep(5); // the oracle pushes the newest blocks to an idle connection
+        }
+        assertEquals(oracle.tMax(), replica.tMax(), "the replica caught up");
     }
 }
