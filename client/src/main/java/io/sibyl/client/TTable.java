@@ -284,8 +284,7 @@ public class TTable implements Closeable {
                 out[i] = cells == null ? Result.create(Collections.emptyList()) : Result.create(cells);
             }
         }
-        tx.checkNotFinished(); // rolled back by a closing manager meanwhile: the snapshot may have shifted
-        tx.checkResolvedWithinMaxAge(); // past it, the replica stops holding commits for this snapshot
+        tx.checkResolvedInTime(); // finished, ending or too old meanwhile: the snapshot may have shifted
         return out;
     }
 

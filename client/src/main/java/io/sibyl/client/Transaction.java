@@ -98,8 +98,8 @@ public final class Transaction {
      * takes it to wait for the operation under way.
      */
     private final ReentrantLock writeLock = new ReentrantLock();
-    /** Set when this transaction's own registration as a reader of its replica was given back. */
-    private final AtomicBoolean snapshotReleased = new AtomicBoolean();
+    /** Set before a commit, finish or abort of this transaction is sent to the oracle ({@link #endingAtOracle}). */
+    private volatile boolean endingAtOracle;
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
@@ -111,11 +111,6 @@ public final class Transaction {
         long maxAge = begunOn.transactionMaxAgeNanos();
         this.hasMaxAge = maxAge != 0;
         this.expiresAtNanos = beginSentNanos + maxAge; // System.nanoTime may be negative: no 0 sentinel
-        // The connection registered this start timestamp when it arrived and lets go of it when the oracle answers
-        // the commit, finish or abort, which can be before this transaction is marked finished (a rollback deletes
-        // its versions first): a get on another thread would then still pass its final checkNotFinished while the
-        // replica trims commits its snapshot needs. Held until the status says finished (releaseSnapshot).
-        begunOn.replica().registerReader(startTs);
     }
 
     /** The start timestamp T_s: the snapshot this transaction reads, and the version of every cell it writes. */
@@ -230,11 +225,18 @@ public final class Transaction {
     }
 
     /**
-     * Throws if the oracle's max age ran out while a read was being resolved: from then on the replica may let go of
-     * commit timestamps this snapshot needs ({@link io.sibyl.client.oracle.CommitReplica#expireReadersAfter}), so
-     * what was resolved may not be the snapshot.
+     * Throws unless what a read just resolved is still this snapshot: the transaction is not finished, no commit,
+     * finish or abort of it was sent meanwhile ({@link #endingAtOracle}, e.g. by another thread), and the oracle's
+     * max age did not run out (from then on the replica may let go of commit timestamps this snapshot needs,
+     * {@link io.sibyl.client.oracle.CommitReplica#expireReadersAfter}).
      */
-    void checkResolvedWithinMaxAge() throws SnapshotExpiredException {
+    void checkResolvedInTime() throws SnapshotExpiredException {
+        checkNotFinished();
+        if (endingAtOracle) {
+            throw new IllegalStateException("transaction " + startTs + " is being committed or rolled back (by"
+                    + " another thread): a read that ran meanwhile may no longer see exactly its snapshot, so it is"
+                    + " refused; reads need a running transaction");
+        }
         if (nanosToMaxAge() <= 0) {
             throw SnapshotExpiredException.tooOld(this, begunOn.transactionMaxAgeNanos() / 1_000_000L);
         }
@@ -601,7 +603,6 @@ public final class Transaction {
     void markCommitted(long ts) {
         commitTs = ts;
         status = Status.COMMITTED;
-        releaseSnapshot();
     }
 
     void markRolledBack(String how) {
@@ -609,7 +610,6 @@ public final class Transaction {
             finishedHow = how;
         }
         status = Status.ROLLED_BACK;
-        releaseSnapshot();
     }
 
     /** Rolled back by its manager's close (not by the application): see {@link TransactionManager#run}. */
@@ -625,17 +625,18 @@ public final class Transaction {
     void markInDoubt() {
         finishedHow = "in doubt (its commit outcome is unknown)";
         inDoubt = true;
-        releaseSnapshot();
     }
 
     /**
-     * Lets the replica trim commits this snapshot needed, once (after the status or {@link #finishedHow} that makes
-     * reads fail was set: a read resolved after the trim then fails its final {@link #checkNotFinished}).
+     * A commit, finish or abort of this transaction is about to be sent: from the oracle's answer on, the replica may
+     * trim commits this snapshot needs and the oracle may forget aborts whose versions it fetched (no running
+     * transaction is older than their clean-up any more), while this transaction is marked finished only later (a
+     * rollback first deletes its versions). Reads resolved from then on are refused by
+     * {@link #checkResolvedInTime}. Set before the request leaves, on the thread that then hands it to the
+     * connection's I/O thread, which applies the oracle's later metadata: a read that sees that metadata sees this.
      */
-    private void releaseSnapshot() {
-        if (snapshotReleased.compareAndSet(false, true)) {
-            begunOn.replica().unregisterReader(startTs);
-        }
+    void endingAtOracle() {
+        endingAtOracle = true;
     }
 
     /**

@@ -273,6 +273,7 @@ public final class TransactionManager implements AutoCloseable {
         }
         OracleClient client = tx.begunOn();
         if (tx.isReadOnly()) {
+            tx.endingAtOracle();
             client.finish(startTs);
             finished(tx);
             tx.markCommitted(startTs);
@@ -291,6 +292,7 @@ public final class TransactionManager implements AutoCloseable {
         }
         long commitTs;
         long commitSentNanos = System.nanoTime();
+        tx.endingAtOracle();
         try {
             commitTs = awaitReply(client.commit(startTs, tx.writeSet()), client, "a commit");
         } catch (CompletionException e) {
@@ -377,6 +379,7 @@ public final class TransactionManager implements AutoCloseable {
             return; // finished by the commit that held the claim a moment ago
         }
         if (!tx.closeForWrites()) {
+            tx.endingAtOracle();
             tx.begunOn().finish(tx.getStartTimestamp());
             finished(tx);
             tx.markRolledBack(null);
@@ -610,6 +613,7 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     private void abortAtOracle(Transaction tx) {
+        tx.endingAtOracle();
         if (!tx.begunOn().isOpen()) {
             return; // the oracle aborts what a lost connection was running (a new oracle: all it did not decide)
         }

@@ -221,10 +221,9 @@ final class TransactionalScanner implements ResultScanner {
             }
             emit(cells);
         }
-        // Rolled back (the manager closed), or past the oracle's max age, while this row was resolved: the replica
-        // may have let go of commits the snapshot needs, so nothing resolved since may be returned.
-        tx.checkNotFinished();
-        tx.checkResolvedWithinMaxAge();
+        // Finished or ending (another thread, the manager's close), or past the oracle's max age, while this row was
+        // resolved: the replica may have let go of what the snapshot needs, so nothing resolved since is returned.
+        tx.checkResolvedInTime();
         return ready.poll();
     }
 

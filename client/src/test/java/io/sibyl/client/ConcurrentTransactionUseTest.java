@@ -25,6 +25,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -482,14 +483,17 @@ class ConcurrentTransactionUseTest {
     }
 
     /**
-     * Holds, while armed, the batches with a delete (a rollback's clean-up) and the gets of row {@code k}, each until
-     * its latch is released, so that a test can stop a rollback and a read at chosen points.
+     * Holds, while armed, the batches deleting row {@code mine} (a rollback's clean-up) and the gets of row {@code k},
+     * before or after they read, each until its latch is released, so that a test can stop a rollback and a read at
+     * chosen points.
      */
     public static final class HeldRegion implements RegionCoprocessor, RegionObserver {
         static volatile CountDownLatch deletes;
         static volatile CountDownLatch gets;
+        static volatile CountDownLatch readGets;
         static final CountDownLatch DELETE_ARRIVED = new CountDownLatch(1);
         static final CountDownLatch GET_ARRIVED = new CountDownLatch(1);
+        static final CountDownLatch GET_READ = new CountDownLatch(1);
 
         @Override
         public Optional<RegionObserver> getRegionObserver() {
@@ -499,7 +503,7 @@ class ConcurrentTransactionUseTest {
         @Override
         public void preBatchMutate(ObserverContext<RegionCoprocessorEnvironment> c,
                                    MiniBatchOperationInProgress<Mutation> miniBatchOp) {
-            if (miniBatchOp.getOperation(0) instanceof Delete) {
+            if (miniBatchOp.getOperation(0) instanceof Delete d && Bytes.equals(d.getRow(), b("mine"))) {
                 hold(deletes, DELETE_ARRIVED);
             }
         }
@@ -508,6 +512,13 @@ class ConcurrentTransactionUseTest {
         public void preGetOp(ObserverContext<RegionCoprocessorEnvironment> c, Get get, List<Cell> result) {
             if (Bytes.equals(get.getRow(), b("k"))) {
                 hold(gets, GET_ARRIVED);
+            }
+        }
+
+        @Override
+        public void postGetOp(ObserverContext<RegionCoprocessorEnvironment> c, Get get, List<Cell> result) {
+            if (Bytes.equals(get.getRow(), b("k"))) {
+                hold(readGets, GET_READ);
             }
         }
 
@@ -533,11 +544,7 @@ class ConcurrentTransactionUseTest {
     @Test
     void aGetWhileAnotherThreadRollsTheTransactionBackReadsItsSnapshotOrIsRefused() throws Exception {
         MiniCluster c = MiniCluster.get();
-        TableName name = TableName.valueOf("held_region_" + System.nanoTime());
-        try (org.apache.hadoop.hbase.client.Admin admin = c.connection().getAdmin()) {
-            admin.createTable(TableDescriptorBuilder.newBuilder(name).setColumnFamily(TTable.familyDescriptor("cf"))
-                    .setCoprocessor(HeldRegion.class.getName()).build());
-        }
+        TableName name = heldRegionTable();
         // A window of 4 commits, so that T_max soon passes a commit made after the transaction began.
         try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
                 .withCapacities(1 << 10, 4, 1 << 12));
@@ -594,6 +601,85 @@ class ConcurrentTransactionUseTest {
                     + " being rolled back returned " + seen + " (\"after\" was committed after it began)");
             assertEquals(Transaction.Status.ROLLED_BACK, tx.getStatus());
         }
+    }
+
+    /**
+     * The same race, through the aborted set: a get fetched a version of an aborted writer, the writer's clean-up
+     * was reported, and the rollback on another thread told the oracle this transaction ended, so no running
+     * transaction is older than the report and the oracle forgets the writer's abort. Resolved after that, the
+     * version reads as committed long ago (below T_max, not aborted): the get must then be refused.
+     */
+    @Test
+    void aGetWhileAnotherThreadRollsTheTransactionBackNeverReadsAnAbortedVersionTheOracleForgot() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = heldRegionTable();
+        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 10, 4, 1 << 12));
+             TransactionManager tm = c.manager(Map.of(TransactionManager.ORACLE_ADDRESS,
+                     "127.0.0.1:" + oracle.port(), TransactionManager.WRITE_BUFFER_BYTES, "0"));
+             TTable table = new TTable(tm.getConnection(), name);
+             OracleClient others = OracleClient.connect("127.0.0.1", oracle.port())) {
+            Transaction init = tm.begin();
+            TestSupport.put(table, init, "k", "before");
+            tm.commit(init);
+            Transaction zombie = tm.begin();
+            TestSupport.put(table, zombie, "k", "aborted"); // in HBase
+            commitElsewhere(others, 0, 20); // T_max passes it: aborted, and judged by the aborted set alone
+            CommitReplica replica = tm.oracle().replica();
+            awaitCaughtUp(replica, oracle);
+            assertTrue(replica.isAborted(zombie.getStartTimestamp()));
+            Transaction tx = tm.begin();
+            TestSupport.put(table, tx, "mine", "x"); // in HBase: the rollback will delete it
+
+            CountDownLatch releaseGet = new CountDownLatch(1);
+            CountDownLatch releaseDelete = new CountDownLatch(1);
+            HeldRegion.readGets = releaseGet;
+            HeldRegion.deletes = releaseDelete;
+            AtomicReference<Object> read = new AtomicReference<>();
+            Thread reader = new Thread(() -> {
+                try {
+                    read.set(TestSupport.get(table, tx, "k"));
+                } catch (Throwable e) {
+                    read.set(e);
+                }
+            }, "reader");
+            Thread rollback = new Thread(() -> tm.rollback(tx), "rollback");
+            try {
+                reader.start();
+                assertTrue(HeldRegion.GET_READ.await(60, TimeUnit.SECONDS), "the get has read the aborted version");
+                tm.rollback(zombie); // deletes its version and reports the clean-up
+                rollback.start();
+                assertTrue(HeldRegion.DELETE_ARRIVED.await(60, TimeUnit.SECONDS), "the rollback deletes");
+                long deadline = System.nanoTime() + 30_000_000_000L;
+                while (replica.isAborted(zombie.getStartTimestamp()) && System.nanoTime() < deadline) {
+                    commitElsewhere(others, 20, 21); // blocks go on being sealed and reach the replica
+                    Thread.sleep(5);
+                }
+                assertTrue(!replica.isAborted(zombie.getStartTimestamp()), "the oracle forgot the abort");
+                HeldRegion.readGets = null;
+                releaseGet.countDown();
+                reader.join(60_000);
+            } finally {
+                HeldRegion.readGets = null;
+                HeldRegion.deletes = null;
+                releaseGet.countDown();
+                releaseDelete.countDown();
+                rollback.join(60_000);
+            }
+            Object seen = read.get();
+            assertTrue("before".equals(seen) || seen instanceof IllegalStateException, "a get of a transaction"
+                    + " being rolled back returned " + seen + " (\"aborted\" was written by an aborted transaction)");
+        }
+    }
+
+    /** A table whose region runs {@link HeldRegion}. */
+    private static TableName heldRegionTable() throws IOException {
+        TableName name = TableName.valueOf("held_region_" + System.nanoTime());
+        try (org.apache.hadoop.hbase.client.Admin admin = MiniCluster.get().connection().getAdmin()) {
+            admin.createTable(TableDescriptorBuilder.newBuilder(name).setColumnFamily(TTable.familyDescriptor("cf"))
+                    .setCoprocessor(HeldRegion.class.getName()).build());
+        }
+        return name;
     }
 
     private static void commitElsewhere(OracleClient client, int from, int to) {

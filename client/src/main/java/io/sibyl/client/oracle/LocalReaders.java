@@ -4,9 +4,8 @@ import java.util.Arrays;
 
 /**
  * The start timestamps of this client's running transactions, as a multiset that answers "oldest" cheaply. Start
- * timestamps are registered mostly in increasing order (by the connection's I/O thread as they arrive, and once more
- * by each {@code Transaction} right after), so they are kept in a sorted ring: registering appends (or shifts a few
- * entries), finishing is a binary search, the oldest is the head. No boxing, no allocation per
+ * timestamps are registered in increasing order by the connection's I/O thread, so they are kept in a sorted ring:
+ * registering appends, finishing is a binary search, the oldest is the head. No boxing, no allocation per
  * transaction. Thread-safe; every operation is short, so a plain monitor is cheaper than a concurrent skip list.
  *
  * <p>Each entry also keeps when it was registered, so that {@link #oldestRegisteredSince} can let go of transactions
