@@ -1,15 +1,13 @@
 package io.sibyl.client;
 
+import io.sibyl.oracle.DocTables;
 import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
@@ -21,7 +19,7 @@ class DocumentedSettingsTest {
 
     @Test
     void theUserGuideListsEveryClientKeyWithItsDefault() throws Exception {
-        Map<String, String> documented = settingsTable(Path.of("..", "docs", "user-guide.md"), "## Settings");
+        Map<String, String> documented = DocTables.settingsTable(Path.of("..", "docs", "user-guide.md"), "## Settings");
         TreeSet<String> keys = new TreeSet<>();
         for (Field f : TransactionManager.class.getFields()) {
             if (Modifier.isStatic(f.getModifiers()) && f.getType() == String.class
@@ -48,21 +46,5 @@ class DocumentedSettingsTest {
         for (Map.Entry<String, Object> e : defaults.entrySet()) {
             assertEquals(String.valueOf(e.getValue()), documented.get(e.getKey()), "default of " + e.getKey());
         }
-    }
-
-    /** Key and default (backticks removed) of each row of the first table after {@code heading}. */
-    static Map<String, String> settingsTable(Path doc, String heading) throws Exception {
-        List<String> lines = Files.readAllLines(doc, StandardCharsets.UTF_8);
-        Map<String, String> out = new LinkedHashMap<>();
-        int i = lines.indexOf(heading);
-        assertTrue(i >= 0, doc + " has no " + heading);
-        while (!lines.get(i).startsWith("| key")) {
-            i++;
-        }
-        for (i += 2; i < lines.size() && lines.get(i).startsWith("| `"); i++) {
-            String[] cells = lines.get(i).split("\\s*\\|\\s*");
-            out.put(cells[1].replace("`", ""), cells[2].replace("`", ""));
-        }
-        return out;
     }
 }

@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
@@ -62,7 +61,7 @@ class OracleConfigTest {
 
     @Test
     void operationsAndJournalDocsListEveryKeyWithTheDefaultSoServerHelpShows() throws Exception {
-        Map<String, String> ops = settingsTable(Path.of("..", "docs", "operations.md"), "## Settings");
+        Map<String, String> ops = DocTables.settingsTable(Path.of("..", "docs", "operations.md"), "## Settings");
         Map<String, String> code = new LinkedHashMap<>();
         OracleConfig.defaults().describe().forEach((k, v) -> code.put(k, v.split("  #", 2)[0].trim()));
         assertEquals("see [journal.md](journal.md#settings)", ops.remove("journal.*"));
@@ -73,7 +72,7 @@ class OracleConfigTest {
             String value = documented.contains(" (") ? documented.substring(0, documented.indexOf(" (")) : documented;
             assertEquals(e.getValue().isEmpty() ? "empty" : e.getValue(), value, "default of " + e.getKey());
         }
-        Map<String, String> journal = settingsTable(Path.of("..", "docs", "journal.md"), "## Settings");
+        Map<String, String> journal = DocTables.settingsTable(Path.of("..", "docs", "journal.md"), "## Settings");
         Map<String, String> journalCode = new LinkedHashMap<>();
         JournalSettings.defaults().describe().forEach((k, v) -> journalCode.put(k, v.split("  #", 2)[0].trim()));
         journalCode.put("journal.password", JournalSettings.defaults().password()); // --help masks it
@@ -82,22 +81,6 @@ class OracleConfigTest {
             assertEquals(e.getValue().isEmpty() ? "empty" : e.getValue(), journal.get(e.getKey()),
                     "default of " + e.getKey());
         }
-    }
-
-    /** Key and default (backticks removed) of each row of the first table after {@code heading}. */
-    static Map<String, String> settingsTable(Path doc, String heading) throws IOException {
-        List<String> lines = Files.readAllLines(doc, StandardCharsets.UTF_8);
-        Map<String, String> out = new LinkedHashMap<>();
-        int i = lines.indexOf(heading);
-        assertTrue(i >= 0, doc + " has no " + heading);
-        while (!lines.get(i).startsWith("| key")) {
-            i++;
-        }
-        for (i += 2; i < lines.size() && lines.get(i).startsWith("| `"); i++) {
-            String[] cells = lines.get(i).split("\\s*\\|\\s*");
-            out.put(cells[1].replace("`", ""), cells[2].replace("`", ""));
-        }
-        return out;
     }
 
     @Test
