@@ -84,6 +84,11 @@ final class OracleLink {
 
         Hold(CommitReplica replica) {
             this.replica = replica;
+            // The replica forgets local readers older than the oracle's transaction.max.age.ms, as a client's
+            // leaked transactions must not hold commits for good; the watermark is no transaction, and stays put
+            // past that age while the oracle holds it (reader.grace.ms after expiring a leaked transaction): it
+            // would stop holding while droppedAtOrBelow still vouched for it. sibyl.gc.max.held.commits bounds it.
+            replica.expireReadersAfter(0);
         }
     }
 

@@ -268,6 +268,53 @@ class GcCompactionTest {
         }
     }
 
+    /**
+     * The oracle's transaction.max.age.ms lets the replica forget its local readers; the watermark the collector
+     * registers there is none of them. After the oracle expires a leaked transaction, it still reports that
+     * transaction's start as the watermark for reader.grace.ms, and younger transactions keep reading: a commit above
+     * the watermark that the replica dropped must not count as one below it.
+     */
+    @Test
+    void theHeldWatermarkOutlivesTheOraclesTransactionMaxAge() throws Exception {
+        try (OracleServer aging = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 12, GcCluster.COMMIT_WINDOW, 1 << 10).withReaderGrace(60_000)
+                .withTransactionMaxAge(1000));
+             OracleClient client = OracleClient.connect("127.0.0.1", aging.port())) {
+            Configuration conf = new Configuration(false);
+            conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + aging.port());
+            OracleLink link = OracleLink.acquire(conf, new GcSettings(true, "max-age", GcCluster.WATERMARK_TIMEOUT_MS,
+                    10_000, 10_000, 1_000_000));
+            try {
+                assertTrue(link.horizon("test") != null, "connected before the leaked transaction begins");
+                long leaked = client.begin().get(5, TimeUnit.SECONDS);
+                GcHorizon first = link.horizon("test");
+                assertEquals(leaked, first.lowWatermark());
+                Thread.sleep(3000); // the oracle expires the leaked transaction and holds the watermark at its start
+                long writer = client.begin().get(5, TimeUnit.SECONDS); // also what a younger reader's snapshot is
+                long commit = client.commit(writer, new long[] {RowIds.of("aging", Bytes.toBytes(0))})
+                        .get(5, TimeUnit.SECONDS);
+                long last = 0;
+                for (int i = 0; i < 2 * GcCluster.COMMIT_WINDOW; i++) { // T_max passes the writer's commit
+                    long ts = client.begin().get(5, TimeUnit.SECONDS);
+                    last = client.commit(ts, new long[] {RowIds.of("aging", Bytes.toBytes(1 + i))})
+                            .get(5, TimeUnit.SECONDS);
+                }
+                CommitReplica replica = first.replica();
+                long deadline = System.nanoTime() + 10_000_000_000L;
+                while (replica.highestTimestampApplied() < last) {
+                    assertTrue(System.nanoTime() < deadline, "the commits reach the collector's replica");
+                    Thread.sleep(20);
+                }
+                GcHorizon later = link.horizon("test");
+                assertEquals(leaked, later.lowWatermark(), "the oracle still holds the watermark (reader.grace.ms)");
+                assertEquals(GcHorizon.Verdict.KEEP, later.judge(writer), "committed at " + commit
+                        + ", above the watermark " + leaked + ": a snapshot between them reads what it shadows");
+            } finally {
+                link.release();
+            }
+        }
+    }
+
     private static void awaitCommitCount(CommitReplica replica, java.util.function.IntPredicate ok, String what)
             throws InterruptedException {
         long deadline = System.nanoTime() + 10_000_000_000L;
