@@ -215,11 +215,13 @@ final class OracleLink {
                 hold = h;
             }
             if (h.watermark != 0 && replica.commitCount() > settings.maxHeldCommits()) {
+                // A compaction that asked before the one that moved the hold brings an older watermark: giving up
+                // only at that one would hold again at once at the watermark that was held.
+                h.gaveUpAt = Math.max(lowWatermark, h.watermark);
                 letGo(h);
-                h.gaveUpAt = lowWatermark;
                 LOG.info("the garbage collector's replica holds more than {} commits for a transaction that started"
                         + " at {}: it lets them go, and collects only below T_max until that transaction ends ({})",
-                        settings.maxHeldCommits(), lowWatermark, key);
+                        settings.maxHeldCommits(), h.gaveUpAt, key);
             }
             if (lowWatermark > h.watermark && lowWatermark > h.gaveUpAt) {
                 replica.registerReader(lowWatermark);

@@ -234,6 +234,48 @@ class GcCompactionTest {
     }
 
     /**
+     * A compaction that asked for the watermark before the one that moved the hold, and finds the replica over the
+     * limit, lets go of the watermark held, not only of its own older one: else the next flush or refresh, at the
+     * watermark still held, held every commit above it again.
+     */
+    @Test
+    void aCompactionWithAnOlderWatermarkLetsGoOfTheOneHeld() throws Exception {
+        Configuration conf = new Configuration(false);
+        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
+        OracleLink link = OracleLink.acquire(conf, new GcSettings(true, "older-watermark-limit",
+                GcCluster.WATERMARK_TIMEOUT_MS, 10_000, 10_000, 100));
+        long reader = oracle.begin().get(5, TimeUnit.SECONDS);
+        try (OracleClient current = OracleClient.connect("127.0.0.1", cluster.oraclePort())) {
+            long older = oracle.lowWatermark().get(5, TimeUnit.SECONDS);
+            long w = older + 1; // as if the oracle had reported a later one meanwhile (reader still holds it there)
+            link.hold(current.replica(), w);
+            for (int i = 0; i < 300; i++) {
+                long ts = oracle.begin().get(5, TimeUnit.SECONDS);
+                oracle.commit(ts, new long[] {RowIds.of("older", Bytes.toBytes(i))}).get(5, TimeUnit.SECONDS);
+            }
+            awaitCommitCount(current.replica(), n -> n >= 300, "the commits above the watermark are held");
+            link.hold(current.replica(), older); // the late compaction: over the limit, lets go
+            link.hold(current.replica(), w); // the next flush, at the watermark given up: not held again
+            long last = 0;
+            for (int i = 0; i < 200; i++) {
+                long ts = oracle.begin().get(5, TimeUnit.SECONDS);
+                last = oracle.commit(ts, new long[] {RowIds.of("older", Bytes.toBytes(1000 + i))})
+                        .get(5, TimeUnit.SECONDS);
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (current.replica().highestTimestampApplied() < last) {
+                assertTrue(System.nanoTime() < deadline, "the commits reach the replica");
+                Thread.sleep(20);
+            }
+            int held = current.replica().commitCount();
+            assertTrue(held <= 2 * GcCluster.COMMIT_WINDOW, held + " commits held: it trims at T_max");
+        } finally {
+            oracle.finish(reader);
+            link.release();
+        }
+    }
+
+    /**
      * A flush that got the replica of a connection a failover then replaced, and asks after one that got the new
      * one, must not leave the new replica held at the watermark for good.
      */
