@@ -196,36 +196,19 @@ class GcCompactionTest {
     /** What the region server's replica holds for a long reader is bounded by sibyl.gc.max.held.commits. */
     @Test
     void theReplicaLetsGoOfCommitsHeldForALongReaderBeyondTheLimit() throws Exception {
-        Configuration conf = new Configuration(false);
-        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
-        OracleLink link = OracleLink.acquire(conf, new GcSettings(true, "held-commits-limit",
-                GcCluster.WATERMARK_TIMEOUT_MS, 10_000, 10_000, 100));
+        OracleLink link = linkToTheOracle("held-commits-limit", 100);
         long reader = oracle.begin().get(5, TimeUnit.SECONDS);
         try {
             GcHorizon first = link.horizon("test");
             assertTrue(first != null && first.lowWatermark() <= reader);
             CommitReplica replica = first.replica();
-            for (int i = 0; i < 300; i++) {
-                long ts = oracle.begin().get(5, TimeUnit.SECONDS);
-                oracle.commit(ts, new long[] {RowIds.of("held", Bytes.toBytes(i))}).get(5, TimeUnit.SECONDS);
-            }
+            commitRows(oracle, "held", 0, 300);
             awaitCommitCount(replica, n -> n >= 300, "the commits above the reader are held");
             link.horizon("test"); // over the limit: let go
-            long ts = oracle.begin().get(5, TimeUnit.SECONDS); // a block for the replica to trim on
-            oracle.commit(ts, new long[] {RowIds.of("held", Bytes.toBytes(-1))}).get(5, TimeUnit.SECONDS);
+            commitRows(oracle, "held", -1, 1); // a block for the replica to trim on
             awaitCommitCount(replica, n -> n <= 100, "trimmed at T_max again");
             link.horizon("test"); // not held again at the same watermark: the commits below are trimmed at T_max
-            long last = 0;
-            for (int i = 0; i < 200; i++) {
-                long t = oracle.begin().get(5, TimeUnit.SECONDS);
-                last = oracle.commit(t, new long[] {RowIds.of("held", Bytes.toBytes(1000 + i))})
-                        .get(5, TimeUnit.SECONDS);
-            }
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (replica.highestTimestampApplied() < last) {
-                assertTrue(System.nanoTime() < deadline, "the commits reach the replica");
-                Thread.sleep(20);
-            }
+            awaitApplied(replica, commitRows(oracle, "held", 1000, 200));
             assertTrue(replica.commitCount() <= 2 * GcCluster.COMMIT_WINDOW, replica.commitCount() + " held");
         } finally {
             oracle.finish(reader);
@@ -240,33 +223,17 @@ class GcCompactionTest {
      */
     @Test
     void aCompactionWithAnOlderWatermarkLetsGoOfTheOneHeld() throws Exception {
-        Configuration conf = new Configuration(false);
-        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
-        OracleLink link = OracleLink.acquire(conf, new GcSettings(true, "older-watermark-limit",
-                GcCluster.WATERMARK_TIMEOUT_MS, 10_000, 10_000, 100));
+        OracleLink link = linkToTheOracle("older-watermark-limit", 100);
         long reader = oracle.begin().get(5, TimeUnit.SECONDS);
         try (OracleClient current = OracleClient.connect("127.0.0.1", cluster.oraclePort())) {
             long older = oracle.lowWatermark().get(5, TimeUnit.SECONDS);
             long w = older + 1; // as if the oracle had reported a later one meanwhile (reader still holds it there)
             link.hold(current.replica(), w);
-            for (int i = 0; i < 300; i++) {
-                long ts = oracle.begin().get(5, TimeUnit.SECONDS);
-                oracle.commit(ts, new long[] {RowIds.of("older", Bytes.toBytes(i))}).get(5, TimeUnit.SECONDS);
-            }
+            commitRows(oracle, "older", 0, 300);
             awaitCommitCount(current.replica(), n -> n >= 300, "the commits above the watermark are held");
             link.hold(current.replica(), older); // the late compaction: over the limit, lets go
             link.hold(current.replica(), w); // the next flush, at the watermark given up: not held again
-            long last = 0;
-            for (int i = 0; i < 200; i++) {
-                long ts = oracle.begin().get(5, TimeUnit.SECONDS);
-                last = oracle.commit(ts, new long[] {RowIds.of("older", Bytes.toBytes(1000 + i))})
-                        .get(5, TimeUnit.SECONDS);
-            }
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (current.replica().highestTimestampApplied() < last) {
-                assertTrue(System.nanoTime() < deadline, "the commits reach the replica");
-                Thread.sleep(20);
-            }
+            awaitApplied(current.replica(), commitRows(oracle, "older", 1000, 200));
             int held = current.replica().commitCount();
             assertTrue(held <= 2 * GcCluster.COMMIT_WINDOW, held + " commits held: it trims at T_max");
         } finally {
@@ -281,27 +248,14 @@ class GcCompactionTest {
      */
     @Test
     void aHorizonOnAReplacedConnectionLeavesNoHoldBehindOnTheNewOne() throws Exception {
-        Configuration conf = new Configuration(false);
-        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
-        OracleLink link = OracleLink.acquire(conf, new GcSettings(true, "replaced-connection",
-                GcCluster.WATERMARK_TIMEOUT_MS, 10_000, 10_000, 1_000_000));
+        OracleLink link = linkToTheOracle("replaced-connection", 1_000_000);
         long reader = oracle.begin().get(5, TimeUnit.SECONDS);
         try (OracleClient replaced = OracleClient.connect("127.0.0.1", cluster.oraclePort());
              OracleClient current = OracleClient.connect("127.0.0.1", cluster.oraclePort())) {
             long w = oracle.lowWatermark().get(5, TimeUnit.SECONDS);
             link.hold(current.replica(), w);
             link.hold(replaced.replica(), w); // the late flush
-            long last = 0;
-            for (int i = 0; i < 300; i++) {
-                long ts = oracle.begin().get(5, TimeUnit.SECONDS);
-                last = oracle.commit(ts, new long[] {RowIds.of("replaced", Bytes.toBytes(i))})
-                        .get(5, TimeUnit.SECONDS);
-            }
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (current.replica().highestTimestampApplied() < last) {
-                assertTrue(System.nanoTime() < deadline, "the commits reach the new connection's replica");
-                Thread.sleep(20);
-            }
+            awaitApplied(current.replica(), commitRows(oracle, "replaced", 0, 300));
             int held = current.replica().commitCount();
             assertTrue(held <= 2 * GcCluster.COMMIT_WINDOW, held + " commits held: it trims at T_max");
         } finally {
@@ -335,18 +289,8 @@ class GcCompactionTest {
                 long writer = client.begin().get(5, TimeUnit.SECONDS); // also what a younger reader's snapshot is
                 long commit = client.commit(writer, new long[] {RowIds.of("aging", Bytes.toBytes(0))})
                         .get(5, TimeUnit.SECONDS);
-                long last = 0;
-                for (int i = 0; i < 2 * GcCluster.COMMIT_WINDOW; i++) { // T_max passes the writer's commit
-                    long ts = client.begin().get(5, TimeUnit.SECONDS);
-                    last = client.commit(ts, new long[] {RowIds.of("aging", Bytes.toBytes(1 + i))})
-                            .get(5, TimeUnit.SECONDS);
-                }
-                CommitReplica replica = first.replica();
-                long deadline = System.nanoTime() + 10_000_000_000L;
-                while (replica.highestTimestampApplied() < last) {
-                    assertTrue(System.nanoTime() < deadline, "the commits reach the collector's replica");
-                    Thread.sleep(20);
-                }
+                // T_max passes the writer's commit
+                awaitApplied(first.replica(), commitRows(client, "aging", 1, 2 * GcCluster.COMMIT_WINDOW));
                 GcHorizon later = link.horizon("test");
                 // The oracle holds the watermark at the leaked start for its reader.grace.ms (a minute) after expiring
                 // it; a machine slow enough to get here later has moved on, and then the commit is below it.
@@ -356,6 +300,32 @@ class GcCompactionTest {
             } finally {
                 link.release();
             }
+        }
+    }
+
+    /** A link to the minicluster's oracle, as a region server's collector opens it, holding at most maxHeld. */
+    private static OracleLink linkToTheOracle(String name, long maxHeld) {
+        Configuration conf = new Configuration(false);
+        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
+        return OracleLink.acquire(conf, new GcSettings(true, name, GcCluster.WATERMARK_TIMEOUT_MS, 10_000, 10_000,
+                maxHeld));
+    }
+
+    /** Commits {@code count} transactions through {@code client}, each on a row of its own; the last commit's ts. */
+    private static long commitRows(OracleClient client, String prefix, int from, int count) throws Exception {
+        long last = 0;
+        for (int i = from; i < from + count; i++) {
+            long ts = client.begin().get(5, TimeUnit.SECONDS);
+            last = client.commit(ts, new long[] {RowIds.of(prefix, Bytes.toBytes(i))}).get(5, TimeUnit.SECONDS);
+        }
+        return last;
+    }
+
+    private static void awaitApplied(CommitReplica replica, long ts) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (replica.highestTimestampApplied() < ts) {
+            assertTrue(System.nanoTime() < deadline, "the commits up to " + ts + " reach the replica");
+            Thread.sleep(20);
         }
     }
 
