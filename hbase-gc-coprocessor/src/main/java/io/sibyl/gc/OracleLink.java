@@ -51,6 +51,8 @@ final class OracleLink {
     private final Configuration conf;
     private final GcSettings settings;
     private int users; // guarded by LINKS
+    /** Counts the times the last region let go, so that only the close scheduled at the latest one closes. */
+    private long lastReleases; // guarded by LINKS
     private final Object lock = new Object();
     private OracleConnection connection; // guarded by lock
     private CompletableFuture<Void> attempt = CompletableFuture.completedFuture(null); // guarded by lock
@@ -117,17 +119,23 @@ final class OracleLink {
      * again, the connection closes.
      */
     void release() {
+        long release;
         synchronized (LINKS) {
             if (--users > 0) {
                 return;
             }
+            release = ++lastReleases;
         }
-        REFRESHER.schedule(this::closeIfUnused, LINGER_MS, TimeUnit.MILLISECONDS);
+        REFRESHER.schedule(() -> closeIfUnused(release), LINGER_MS, TimeUnit.MILLISECONDS);
     }
 
-    private void closeIfUnused() {
+    /**
+     * Closes unless a region took the link up since the {@code release}-th time the last region let go: also when
+     * it let go again later, since the close scheduled then waits its own {@value #LINGER_MS} ms.
+     */
+    private void closeIfUnused(long release) {
         synchronized (LINKS) {
-            if (users > 0 || LINKS.get(key) != this) {
+            if (users > 0 || release != lastReleases || LINKS.get(key) != this) {
                 return;
             }
             LINKS.remove(key);

@@ -39,6 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -300,6 +301,30 @@ class GcCompactionTest {
             } finally {
                 link.release();
             }
+        }
+    }
+
+    /**
+     * The connection outlives the last region using it by {@link OracleLink#LINGER_MS} from the last time it was let
+     * go: a region that took it up and let it go again (a split's daughter merged back, a region moved away again)
+     * must not find it closed by the close scheduled the first time.
+     */
+    @Test
+    void theConnectionOutlivesTheLastReleaseNotTheFirst() throws Exception {
+        OracleLink link = linkToTheOracle("linger", 1_000_000);
+        assertTrue(link.horizon("test") != null, "connected");
+        link.release(); // t = 0
+        Thread.sleep(OracleLink.LINGER_MS / 2);
+        assertSame(link, linkToTheOracle("linger", 1_000_000), "taken up again within the linger"); // t = 30 s
+        Thread.sleep(OracleLink.LINGER_MS / 4);
+        link.release(); // t = 45 s: closes at 105 s
+        Thread.sleep(OracleLink.LINGER_MS / 4 + 5_000); // t = 65 s, past the close scheduled at t = 0
+        OracleLink again = linkToTheOracle("linger", 1_000_000);
+        try {
+            assertSame(link, again, "the connection let go of 20 s ago is still there");
+            assertTrue(again.horizon("test") != null, "and open");
+        } finally {
+            again.release();
         }
     }
 
