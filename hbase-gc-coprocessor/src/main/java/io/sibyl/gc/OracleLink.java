@@ -41,6 +41,8 @@ final class OracleLink {
      * hold the replica at the watermark, and would collect little until T_max passed them.
      */
     static final long LINGER_MS = 60_000;
+    /** {@link #LINGER_MS}, but a field: tests of the linger itself shorten it rather than wait minutes. */
+    static volatile long lingerMillis = LINGER_MS;
     private static final ScheduledExecutorService REFRESHER = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sibyl-gc-watermark-refresh");
         t.setDaemon(true);
@@ -126,7 +128,7 @@ final class OracleLink {
             }
             release = ++lastReleases;
         }
-        REFRESHER.schedule(() -> closeIfUnused(release), LINGER_MS, TimeUnit.MILLISECONDS);
+        REFRESHER.schedule(() -> closeIfUnused(release), lingerMillis, TimeUnit.MILLISECONDS);
     }
 
     /**
