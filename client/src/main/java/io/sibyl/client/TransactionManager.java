@@ -634,6 +634,9 @@ public final class TransactionManager implements AutoCloseable {
 
     /** The transaction's connection was lost before its commit request left: the oracle aborted it. */
     private RollbackException lostBeforeCommit(Transaction tx, OracleClient client) {
+        // The oracle ended it with the connection: a read on another thread during the clean-up is refused, as
+        // during any other ending, instead of resolving against a replica that no longer keeps this snapshot.
+        tx.endingAtOracle();
         rollBackLocally(tx, false);
         return new RollbackException(tx, RollbackException.Reason.ORACLE_FAILOVER, "the connection to the oracle at "
                 + client.address() + " was lost before the commit was sent, so the oracle aborted it; run it again",
