@@ -334,6 +334,16 @@ public final class OracleCandidate implements AutoCloseable {
         return owner;
     }
 
+    /** For tests: this candidate's ZooKeeper session id, so that a test can expire the session. */
+    long zooKeeperSessionId() {
+        return zk.getSessionId();
+    }
+
+    /** For tests: this candidate's ZooKeeper session password, so that a test can expire the session. */
+    byte[] zooKeeperSessionPassword() {
+        return zk.getSessionPasswd();
+    }
+
     /** What the takeover did and how long it took (empty before it happened). */
     public String summary() {
         return summary;
