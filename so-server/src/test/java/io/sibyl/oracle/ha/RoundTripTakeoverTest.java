@@ -39,7 +39,7 @@ class RoundTripTakeoverTest {
     private final Map<Long, Long> committed = new LinkedHashMap<>(); // start -> commit timestamp
     private final List<Long> aborted = new ArrayList<>();
     private final List<Long> runningAtTakeover = new ArrayList<>();
-    private long highest;
+    private final RisingTimestamps timestamps = new RisingTimestamps();
     private int nextRow;
 
     private static OracleConfig config(JournalSettings s) {
@@ -78,7 +78,7 @@ class RoundTripTakeoverTest {
             cluster.removeBookie();
             work(onA, 20);
             assertTrue(registry.read().deleted() > deletedBefore, "A deleted ledgers: " + registry.read());
-            runningAtTakeover.add(begin(onA));
+            runningAtTakeover.add(timestamps.begin(onA));
             a.fatalError("test: A's process is gone", null);
             onA.close();
 
@@ -95,7 +95,7 @@ class RoundTripTakeoverTest {
                 List<Long> now = registry.read().ledgers();
                 assertTrue(now.stream().noneMatch(afterFirstTakeover::contains),
                         "B deleted every ledger of A's time and its first: " + afterFirstTakeover + " then " + now);
-                runningAtTakeover.add(begin(onB));
+                runningAtTakeover.add(timestamps.begin(onB));
                 b.fatalError("test: B's process is gone", null);
 
                 OracleServer aAgain = aLeadsAgain.get(30, TimeUnit.SECONDS);
@@ -116,23 +116,15 @@ class RoundTripTakeoverTest {
         }
     }
 
-    private long begin(RawOracleClient c) throws Exception {
-        long ts = c.begin();
-        assertTrue(ts > highest, "timestamp " + ts + " handed out after " + highest);
-        highest = ts;
-        return ts;
-    }
-
     /** Pairs of transactions on one row: the first commits, the second (started before that commit) conflicts. */
     private void work(RawOracleClient c, int pairs) throws Exception {
         for (int i = 0; i < pairs; i++) {
             long row = nextRow++ % 5;
-            long first = begin(c);
-            long second = begin(c);
+            long first = timestamps.begin(c);
+            long second = timestamps.begin(c);
             RawOracleClient.Reply r = c.commit(first, row);
             assertEquals(Wire.COMMITTED, r.type(), "commit of " + first);
-            assertTrue(r.commitTs() > highest, "commit timestamp " + r.commitTs() + " after " + highest);
-            highest = r.commitTs();
+            timestamps.committedAt(r.commitTs());
             committed.put(first, r.commitTs());
             RawOracleClient.Reply conflict = c.commit(second, row);
             assertEquals(Wire.ABORTED, conflict.type(), "conflict of " + second);
@@ -153,6 +145,6 @@ class RoundTripTakeoverTest {
         for (long ts : runningAtTakeover) {
             assertEquals(Wire.STATUS_ABORTED, c.query(ts).value(), when + ": running at a takeover " + ts);
         }
-        begin(c); // above every timestamp handed out before
+        timestamps.begin(c); // above every timestamp handed out before
     }
 }

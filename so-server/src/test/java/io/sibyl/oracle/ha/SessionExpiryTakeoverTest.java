@@ -41,7 +41,7 @@ class SessionExpiryTakeoverTest {
     static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
 
     private final Map<Long, Long> committed = new LinkedHashMap<>(); // start -> commit timestamp
-    private long highest; // every timestamp the old leader handed out is at most this
+    private final RisingTimestamps timestamps = new RisingTimestamps();
 
     private static OracleConfig config(JournalSettings s) {
         OracleConfig d = OracleConfig.defaults();
@@ -83,7 +83,7 @@ class SessionExpiryTakeoverTest {
 
             RawOracleClient onA = RawOracleClient.connect("127.0.0.1", a.port(), 5000);
             commit(onA, 30);
-            long runningAtExpiry = begin(onA);
+            long runningAtExpiry = timestamps.begin(onA);
             assertFalse(bLeads.isDone(), "the standby stands by while the leader is alive");
 
             expireSession(a1.zooKeeperSessionId(), a1.zooKeeperSessionPassword(), s.zkSessionTimeoutMs());
@@ -97,7 +97,8 @@ class SessionExpiryTakeoverTest {
 
             // The old leader answers nothing more: not on the client's open connection...
             // (the fatal path closed every connection before it told the listeners, so the first request fails)
-            assertThrows(IOException.class, () -> begin(onA), "the old leader's open connection answers no request");
+            assertThrows(IOException.class, () -> timestamps.begin(onA),
+                    "the old leader's open connection answers no request");
             onA.close();
 
             OracleServer b = bLeads.get(30, TimeUnit.SECONDS);
@@ -134,9 +135,9 @@ class SessionExpiryTakeoverTest {
                             "acknowledged commit " + e.getKey() + " -> " + e.getValue() + " reads " + st);
                 }
                 assertEquals(Wire.STATUS_ABORTED, onB.query(runningAtExpiry).value(), "running at the expiry");
-                long highestOnOld = highest;
+                long highestOnOld = timestamps.highest();
                 commit(onB, 10);
-                assertTrue(highest > highestOnOld, "the new leader committed");
+                assertTrue(timestamps.highest() > highestOnOld, "the new leader committed");
             }
         } finally {
             for (OracleCandidate c : candidates) {
@@ -172,21 +173,13 @@ class SessionExpiryTakeoverTest {
         }
     }
 
-    private long begin(RawOracleClient c) throws IOException {
-        long ts = c.begin();
-        assertTrue(ts > highest, "timestamp " + ts + " handed out after " + highest);
-        highest = ts;
-        return ts;
-    }
-
     /** Transactions on distinct rows, each committed; every timestamp must exceed all handed out before. */
     private void commit(RawOracleClient c, int n) throws IOException {
         for (int i = 0; i < n; i++) {
-            long start = begin(c);
+            long start = timestamps.begin(c);
             RawOracleClient.Reply r = c.commit(start, start);
             assertEquals(Wire.COMMITTED, r.type(), "commit of " + start);
-            assertTrue(r.commitTs() > highest, "commit timestamp " + r.commitTs() + " after " + highest);
-            highest = r.commitTs();
+            timestamps.committedAt(r.commitTs());
             committed.put(start, r.commitTs());
         }
     }
