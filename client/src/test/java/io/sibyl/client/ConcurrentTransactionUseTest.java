@@ -546,10 +546,8 @@ class ConcurrentTransactionUseTest {
         MiniCluster c = MiniCluster.get();
         TableName name = heldRegionTable();
         // A window of 4 commits, so that T_max soon passes a commit made after the transaction began.
-        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 10, 4, 1 << 12));
-             TransactionManager tm = c.manager(Map.of(TransactionManager.ORACLE_ADDRESS,
-                     "127.0.0.1:" + oracle.port(), TransactionManager.WRITE_BUFFER_BYTES, "0"));
+        try (OracleServer oracle = oracleWithAWindowOfFourCommits();
+             TransactionManager tm = unbufferedManagerOn(c, oracle);
              TTable table = new TTable(tm.getConnection(), name);
              OracleClient others = OracleClient.connect("127.0.0.1", oracle.port())) {
             Transaction init = tm.begin();
@@ -571,13 +569,7 @@ class ConcurrentTransactionUseTest {
             HeldRegion.gets = releaseGet;
             HeldRegion.deletes = releaseDelete;
             AtomicReference<Object> read = new AtomicReference<>();
-            Thread reader = new Thread(() -> {
-                try {
-                    read.set(TestSupport.get(table, tx, "k"));
-                } catch (Throwable e) {
-                    read.set(e);
-                }
-            }, "reader");
+            Thread reader = readerOfK(table, tx, read);
             Thread rollback = new Thread(() -> tm.rollback(tx), "rollback");
             try {
                 reader.start();
@@ -613,10 +605,8 @@ class ConcurrentTransactionUseTest {
     void aGetWhileAnotherThreadRollsTheTransactionBackNeverReadsAnAbortedVersionTheOracleForgot() throws Exception {
         MiniCluster c = MiniCluster.get();
         TableName name = heldRegionTable();
-        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 10, 4, 1 << 12));
-             TransactionManager tm = c.manager(Map.of(TransactionManager.ORACLE_ADDRESS,
-                     "127.0.0.1:" + oracle.port(), TransactionManager.WRITE_BUFFER_BYTES, "0"));
+        try (OracleServer oracle = oracleWithAWindowOfFourCommits();
+             TransactionManager tm = unbufferedManagerOn(c, oracle);
              TTable table = new TTable(tm.getConnection(), name);
              OracleClient others = OracleClient.connect("127.0.0.1", oracle.port())) {
             Transaction init = tm.begin();
@@ -636,13 +626,7 @@ class ConcurrentTransactionUseTest {
             HeldRegion.readGets = releaseGet;
             HeldRegion.deletes = releaseDelete;
             AtomicReference<Object> read = new AtomicReference<>();
-            Thread reader = new Thread(() -> {
-                try {
-                    read.set(TestSupport.get(table, tx, "k"));
-                } catch (Throwable e) {
-                    read.set(e);
-                }
-            }, "reader");
+            Thread reader = readerOfK(table, tx, read);
             Thread rollback = new Thread(() -> tm.rollback(tx), "rollback");
             try {
                 reader.start();
@@ -670,6 +654,28 @@ class ConcurrentTransactionUseTest {
             assertTrue("before".equals(seen) || seen instanceof IllegalStateException, "a get of a transaction"
                     + " being rolled back returned " + seen + " (\"aborted\" was written by an aborted transaction)");
         }
+    }
+
+    /** An in-memory oracle whose commit window is 4 commits, so that T_max soon passes a commit. */
+    private static OracleServer oracleWithAWindowOfFourCommits() throws Exception {
+        return OracleServer.startInMemory(OracleConfig.defaults().withPort(0).withCapacities(1 << 10, 4, 1 << 12));
+    }
+
+    /** A manager on {@code oracle} whose puts go to HBase at once (they are there for a rollback to delete). */
+    private static TransactionManager unbufferedManagerOn(MiniCluster c, OracleServer oracle) throws Exception {
+        return c.manager(Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port(),
+                TransactionManager.WRITE_BUFFER_BYTES, "0"));
+    }
+
+    /** A thread (not started) that reads row "k" in {@code tx} and leaves the value, or what it threw, in read. */
+    private static Thread readerOfK(TTable table, Transaction tx, AtomicReference<Object> read) {
+        return new Thread(() -> {
+            try {
+                read.set(TestSupport.get(table, tx, "k"));
+            } catch (Throwable e) {
+                read.set(e);
+            }
+        }, "reader");
     }
 
     /** A table whose region runs {@link HeldRegion}. */
