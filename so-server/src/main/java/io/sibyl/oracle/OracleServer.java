@@ -81,7 +81,8 @@ public final class OracleServer implements AutoCloseable {
     private final ScheduledFuture<?> statsLog;
     private OracleStats lastLogged; // owner thread only
 
-    private OracleServer(OracleConfig config, Journal journal, OracleState state) throws InterruptedException {
+    private OracleServer(OracleConfig config, Journal journal, OracleState state, ServingLease lease)
+            throws InterruptedException {
         this.config = config;
         this.journal = journal;
         this.state = state;
@@ -100,7 +101,7 @@ public final class OracleServer implements AutoCloseable {
         }
         // Inline, the only I/O thread owns the state.
         this.sequencer = new Sequencer(state, journal, log, config, PooledByteBufAllocator.DEFAULT,
-                inline ? workers.next() : null);
+                inline ? workers.next() : null, lease);
         if (inline) {
             sequencerThread = null;
         } else {
@@ -226,7 +227,17 @@ public final class OracleServer implements AutoCloseable {
      */
     public static OracleServer start(OracleConfig config, Journal journal, OracleState state)
             throws InterruptedException {
-        return new OracleServer(config, journal, state);
+        return start(config, journal, state, ServingLease.UNLIMITED);
+    }
+
+    /**
+     * As {@link #start(OracleConfig, Journal, OracleState)}, for a leader that a standby may replace: replies that
+     * need no journal write (begins, queries, handshakes) leave only while {@code lease} holds, and are held
+     * meanwhile (see docs/operations.md, high availability).
+     */
+    public static OracleServer start(OracleConfig config, Journal journal, OracleState state, ServingLease lease)
+            throws InterruptedException {
+        return new OracleServer(config, journal, state, lease);
     }
 
     /** Starts an oracle that keeps its decisions in memory only. */

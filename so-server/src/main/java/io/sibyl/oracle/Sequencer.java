@@ -47,6 +47,7 @@ final class Sequencer implements Runnable {
     private final ReplicationLog log;
     private final OracleConfig config;
     private final ByteBufAllocator alloc;
+    private final ReplyHold replyHold;
     private final ArrayList<ClientSession> touched = new ArrayList<>();
     private long[] rows = new long[64];
     private volatile boolean sleeping;
@@ -60,9 +61,10 @@ final class Sequencer implements Runnable {
 
     /**
      * {@code inlineOwner}: in inline mode, the single I/O thread's executor (it owns the state); null otherwise.
+     * {@code lease}: while it does not hold, replies that need no journal write are held ({@link ReplyHold}).
      */
     Sequencer(OracleState state, Journal journal, ReplicationLog log, OracleConfig config, ByteBufAllocator alloc,
-              Executor inlineOwner) {
+              Executor inlineOwner, ServingLease lease) {
         this.inline = inlineOwner != null;
         this.inlineOwner = inlineOwner;
         this.state = state;
@@ -70,6 +72,7 @@ final class Sequencer implements Runnable {
         this.log = log;
         this.config = config;
         this.alloc = alloc;
+        this.replyHold = new ReplyHold(lease, journal, this::runOnOwner);
         journal.checkpointsFollow();
     }
 
@@ -380,14 +383,17 @@ final class Sequencer implements Runnable {
         }
         handshakeCursorUsers = 0;
         touched.clear();
-        journal.append(block, () -> {
+        Runnable release = () -> {
             // The replies go out with the metadata up to their own block, never a later one: a later block can hold
             // a commit after a start timestamp replied here, and a replica must learn T_s before such a commit.
             ReplicationLog.Node upTo = block != null ? log.publish(block) : log.tail();
             for (int i = 0; i < n; i++) {
                 sessions[i].deliver(replies[i], cursors == null ? null : cursors[i], upTo);
             }
-        });
+        };
+        // A block without records was not written: its replies (begins, queries) leave only while the lease holds.
+        boolean journaled = block != null;
+        journal.append(block, () -> replyHold.release(release, journaled));
         if (journal.wantsCheckpoint()) {
             // Here, and only here, the state is exactly what the journal holds: nothing decided since the append.
             journal.appendCheckpoint(state.checkpoint());

@@ -3,6 +3,7 @@ package io.sibyl.oracle.ha;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import io.sibyl.oracle.OracleState;
+import io.sibyl.oracle.ServingLease;
 import io.sibyl.oracle.journal.BookKeeperJournal;
 import io.sibyl.oracle.journal.FatalErrorListener;
 import io.sibyl.oracle.journal.JournalClients;
@@ -50,6 +51,10 @@ import java.util.concurrent.TimeUnit;
  * of waiting out its ZooKeeper session, and takes over. A leader that is merely frozen keeps its connection; it is
  * replaced when its session expires ({@code journal.zk.session.timeout.ms}).
  *
+ * <p><b>Until it notices.</b> Journal writes of a deposed leader fail, but begins, queries and handshakes need none.
+ * A leader answers those only under a lease on its session ({@link SessionLeaseKeeper}), which ends before a standby
+ * can be elected; meanwhile they are held (see {@code ReplyHold}).
+ *
  * <p>One ZooKeeper session serves the candidate znode, the journal's registry and the leader znode: losing it ends
  * all three together.
  */
@@ -71,6 +76,8 @@ public final class OracleCandidate implements AutoCloseable {
     private volatile String lostLeader;
     private volatile long lostAtNanos;
     private LeaderConnectionWatch leaderWatch;
+    private final ServingLease lease = new ServingLease();
+    private volatile SessionLeaseKeeper leaseKeeper;
     private volatile LeaderAnnouncement announcement;
     private volatile boolean handedOver;
     private volatile boolean closed;
@@ -252,14 +259,22 @@ public final class OracleCandidate implements AutoCloseable {
         long tState;
         OracleServer server;
         try {
+            // The first confirmation of the session goes out now: usually answered before the server listens.
+            leaseKeeper = SessionLeaseKeeper.start(zk, myPath, lease, relay);
             OracleState state = r.newOracleState(config);
             tState = System.nanoTime();
-            server = OracleServer.start(config, journal, state);
+            server = OracleServer.start(config, journal, state, lease);
+        } catch (KeeperException e) {
+            journal.close();
+            throw new IOException("cannot watch this candidate's ZooKeeper session for its lease: " + e.getMessage(),
+                    e);
         } catch (Exception | Error e) {
+            stopKeepingLease();
             journal.close();
             throw e;
         }
         relay.server = server;
+        server.onFatalError((reason, cause) -> stopKeepingLease());
         if (journal.isFailed()) {
             server.fatalError(journal.failure(), null);
         }
@@ -329,6 +344,18 @@ public final class OracleCandidate implements AutoCloseable {
         }
     }
 
+    private void stopKeepingLease() {
+        SessionLeaseKeeper k = leaseKeeper;
+        if (k != null) {
+            k.close();
+        }
+    }
+
+    /** For tests: the lease under which the serving leader answers without the journal. */
+    ServingLease lease() {
+        return lease;
+    }
+
     /** This process's name in the election, the registry and the leader znode. */
     public String owner() {
         return owner;
@@ -371,6 +398,7 @@ public final class OracleCandidate implements AutoCloseable {
         closed = true;
         wake.release();
         stopWatchingLeader();
+        stopKeepingLease();
         LeaderAnnouncement a = announcement;
         if (a != null) {
             a.close();

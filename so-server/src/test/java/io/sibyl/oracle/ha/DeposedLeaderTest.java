@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
+import java.net.SocketTimeoutException;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -20,8 +21,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * A leader frozen with SIGSTOP keeps its TCP connections, so the standby only replaces it once its ZooKeeper session
- * expires; resumed with SIGCONT, the deposed leader must decide nothing more: the commit a client sent it while it was
- * frozen is not acknowledged, and the process exits.
+ * expires; resumed with SIGCONT, the deposed leader must decide and hand out nothing more: a begin a client sent it
+ * while it was frozen gets no start timestamp (its lease on the leadership ended while it was frozen, so it holds the
+ * begin, then closes the connection as it stops), a new connection gets none either, the commit is not acknowledged,
+ * and the process exits.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class DeposedLeaderTest {
@@ -29,7 +32,7 @@ class DeposedLeaderTest {
     static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
 
     @Test
-    void frozenLeaderCommitsNothingAfterStandbyTakesOver() throws Exception {
+    void frozenLeaderHandsOutNoTimestampAndCommitsNothingAfterStandbyTakesOver() throws Exception {
         String leaderZnode = "/sibyl/test/frozen/leader";
         JournalSettings s = cluster.settings("frozen-client");
         ZooKeeper zk = cluster.zooKeeper(s);
@@ -65,7 +68,23 @@ class DeposedLeaderTest {
                         assertEquals(Wire.COMMITTED, fresh.commit(newStart, 1, 2, 3).type());
                     }
 
+                    // Sent while the old leader is frozen: it reads it once resumed, with its timestamp block still
+                    // reserved but its lease over, so it must hold the begin until it stops (closing the connection).
+                    long heldBegin = old.sendBegin();
                     first.signal("CONT");
+                    try {
+                        long ts = old.awaitStarted(heldBegin);
+                        fail("the deposed leader handed out start timestamp " + ts + " after the takeover");
+                    } catch (SocketTimeoutException e) {
+                        fail("the deposed leader neither answered the begin nor closed the connection: " + e);
+                    } catch (IOException expected) {
+                        System.out.println("begin held by the deposed leader, then: " + expected);
+                    }
+                    try (RawOracleClient late = RawOracleClient.connect("127.0.0.1", firstPort, 10_000)) {
+                        fail("the deposed leader handed out start timestamp " + late.begin() + " to a new connection");
+                    } catch (IOException expected) {
+                        System.out.println("new connection to the deposed leader: " + expected);
+                    }
                     try {
                         RawOracleClient.Reply r = old.commit(running, 4, 5);
                         fail("the deposed leader answered a commit after the takeover: " + r);

@@ -57,6 +57,21 @@ final class RawOracleClient implements AutoCloseable {
         return askWithoutBody(Wire.BEGIN, Wire.STARTED);
     }
 
+    /** Sends a BEGIN without waiting for its reply; returns the request id for {@link #awaitStarted}. */
+    long sendBegin() throws IOException {
+        long id = nextId++;
+        ByteBuf b = Unpooled.buffer();
+        b.writeByte(Wire.BEGIN);
+        Varints.writeUnsigned(b, id);
+        send(b);
+        return id;
+    }
+
+    /** Waits for the STARTED reply to the BEGIN sent as request {@code id}; returns the start timestamp. */
+    long awaitStarted(long id) throws IOException {
+        return read(Wire.STARTED, id).value();
+    }
+
     /** Sends a request that has no body and returns the value of its reply. */
     private long askWithoutBody(byte request, byte reply) throws IOException {
         long id = nextId++;

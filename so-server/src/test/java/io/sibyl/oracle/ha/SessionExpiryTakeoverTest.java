@@ -43,7 +43,7 @@ class SessionExpiryTakeoverTest {
     private final Map<Long, Long> committed = new LinkedHashMap<>(); // start -> commit timestamp
     private final RisingTimestamps timestamps = new RisingTimestamps();
 
-    private static OracleConfig config(JournalSettings s) {
+    static OracleConfig config(JournalSettings s) {
         OracleConfig d = OracleConfig.defaults();
         // Small tables: the default ones (millions of rows) cost two leaders in one test JVM memory and start-up time.
         return new OracleConfig("127.0.0.1", 0, 1, 65536, 65536, 4096, d.maxWriteSetRows(), d.maxFrameBytes(),
