@@ -169,7 +169,11 @@ public final class TransactionManager implements AutoCloseable {
                 throw new IllegalArgumentException("invalid value " + session + " for " + ORACLE_ZK_SESSION_TIMEOUT_MS
                         + ": must be >= 1 (see docs/user-guide.md)");
             }
-            return new ZooKeeperOracleLocator(zk.trim(), znode, (int) session);
+            try {
+                return new ZooKeeperOracleLocator(zk.trim(), znode, (int) session);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(ORACLE_ZK_CONNECT + "=" + zk.trim() + ": " + e.getMessage(), e);
+            }
         }
         if (!hasAddress) {
             throw new IllegalArgumentException(ORACLE_ADDRESS + " is not set: give the status oracle's host:port"
@@ -195,7 +199,7 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     private static OracleConnection connectOracle(OracleLocator locator, ClientSettings settings) {
-        return OracleConnection.open(locator, settings.failoverTimeoutMillis());
+        return OracleConnection.open(locator, settings.failoverTimeoutMillis(), FAILOVER_TIMEOUT_MS);
     }
 
     /** The HBase connection (for {@code new TTable(tm.getConnection(), name)} and plain HBase use). */

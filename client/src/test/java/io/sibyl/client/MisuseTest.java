@@ -223,7 +223,7 @@ class MisuseTest {
         deadZooKeeper.set(TransactionManager.FAILOVER_TIMEOUT_MS, "1000");
         String silent = assertThrows(RuntimeException.class, () -> TransactionManager.create(deadZooKeeper))
                 .getMessage();
-        assertTrue(silent.contains("ZooKeeper has not answered: is it running at 127.0.0.1:1")
+        assertTrue(silent.contains("could not reach ZooKeeper at 127.0.0.1:1")
                 && silent.contains(TransactionManager.ORACLE_ZK_CONNECT), silent);
         assertTrue(!silent.contains("last error"), "nothing was dialled, so there is no last error: " + silent);
         deadZooKeeper.set(TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS, "-1");

@@ -22,15 +22,18 @@ public final class OracleConnection implements AutoCloseable {
 
     private final OracleLocator locator;
     private final long failoverTimeoutMillis;
+    /** How the failover timeout is called in the caller's settings, for messages (empty if it has no name). */
+    private final String timeoutSetting;
     private final Object lock = new Object();
     private volatile OracleClient current;
     private volatile long currentEpoch;
     private volatile int reconnects;
     private volatile boolean closed;
 
-    private OracleConnection(OracleLocator locator, long failoverTimeoutMillis) {
+    private OracleConnection(OracleLocator locator, long failoverTimeoutMillis, String timeoutSetting) {
         this.locator = locator;
         this.failoverTimeoutMillis = failoverTimeoutMillis;
+        this.timeoutSetting = timeoutSetting;
     }
 
     /**
@@ -40,7 +43,15 @@ public final class OracleConnection implements AutoCloseable {
      * @throws OracleUnavailableException if no oracle answered in time (the message says where it looked)
      */
     public static OracleConnection open(OracleLocator locator, long failoverTimeoutMillis) {
-        OracleConnection c = new OracleConnection(locator, failoverTimeoutMillis);
+        return open(locator, failoverTimeoutMillis, "");
+    }
+
+    /**
+     * Like {@link #open(OracleLocator, long)}; a failure to find an oracle names {@code timeoutSetting}, the setting
+     * that gave the timeout, so that the message says what to raise.
+     */
+    public static OracleConnection open(OracleLocator locator, long failoverTimeoutMillis, String timeoutSetting) {
+        OracleConnection c = new OracleConnection(locator, failoverTimeoutMillis, timeoutSetting);
         try {
             c.current();
         } catch (RuntimeException e) {
@@ -128,9 +139,10 @@ public final class OracleConnection implements AutoCloseable {
                 }
                 if (System.nanoTime() >= deadline || closed) {
                     throw new OracleUnavailableException("no status oracle answered within " + failoverTimeoutMillis
-                            + " ms (looked up through " + locator.describe()
+                            + " ms" + (timeoutSetting.isEmpty() ? "" : " (" + timeoutSetting + "="
+                            + failoverTimeoutMillis + ")") + "; looked up through " + locator.describe()
                             + (lastError == null ? "" : "; last error: " + lastError)
-                            + "); start so-server, or check this client's sibyl.oracle.address or"
+                            + "; start so-server, or check this client's sibyl.oracle.address or"
                             + " sibyl.oracle.zk.connect");
                 }
                 Thread.sleep(RETRY_PAUSE_MILLIS);

@@ -11,17 +11,22 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 /**
  * Finds the leading oracle of an HA group through the leader znode it publishes in ZooKeeper (content:
  * {@link LeaderRecord}). A persistent watch keeps the answer current without polling; a record of an older epoch
- * than one already seen is ignored, so a deposed leader can never be chosen again. The ZooKeeper session is renewed
- * if it expires.
+ * than one already seen is ignored, so a deposed leader can never be chosen again.
+ *
+ * <p>ZooKeeper is needed only to learn of a new leader: while it is unreachable the last leader read stays the answer
+ * (connections to it keep working), and once ZooKeeper answers again the znode is read afresh. A session that expired
+ * (the client was cut off longer than its timeout) is replaced by a new one, which reads the znode again.
  */
 public final class ZooKeeperOracleLocator implements OracleLocator {
     private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperOracleLocator.class);
@@ -30,17 +35,25 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
     private final String path;
     private final int sessionTimeoutMillis;
     private final List<Consumer<LeaderRecord>> listeners = new CopyOnWriteArrayList<>();
+    /** The znode watcher of each session: registering the same one again on a reconnection adds no second one. */
+    private final Map<ZooKeeper, Watcher> watchers = new ConcurrentHashMap<>();
     private final Object lock = new Object();
     // Guarded by lock:
     private ZooKeeper zk;
     private LeaderRecord leader;
     private long highestEpoch = -1;
     private String problem;
+    private boolean connected;
+    /** Set when an expired session could not be replaced at once; {@link #leader} tries again. */
+    private boolean renewalPending;
     private boolean closed;
 
     /**
      * Connects to ZooKeeper at {@code connect} and starts watching {@code path}. Does not wait: {@link #leader}
      * waits for the first answer.
+     *
+     * @throws IllegalArgumentException if {@code connect} is not a ZooKeeper connect string or {@code path} not an
+     *                                  absolute path
      */
     public ZooKeeperOracleLocator(String connect, String path, int sessionTimeoutMillis) throws IOException {
         if (!path.startsWith("/") || path.endsWith("/")) {
@@ -50,10 +63,14 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
         this.connect = connect;
         this.path = path;
         this.sessionTimeoutMillis = sessionTimeoutMillis;
-        this.problem = "ZooKeeper has not answered: is it running at " + connect + ", and is that the ensemble the"
-                + " oracles use (their journal.zk.connect)?";
+        this.problem = "no answer from ZooKeeper yet";
         synchronized (lock) {
-            zk = newSession();
+            try {
+                zk = newSession();
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("'" + connect + "' is not a ZooKeeper connect string"
+                        + " (host:port[,host:port...][/chroot]): " + e.getMessage(), e);
+            }
         }
     }
 
@@ -86,22 +103,47 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
             return;
         }
         switch (event.getState()) {
-            case SyncConnected -> watchAndRead(session);
-            case Expired -> renewSession(session);
-            case Disconnected -> LOG.debug("oracle locator disconnected from ZooKeeper at {}", connect);
+            case SyncConnected -> {
+                setConnected(session, true);
+                watchAndRead(session);
+            }
+            case Expired -> {
+                setConnected(session, false);
+                renewSession(session);
+            }
+            case Disconnected -> {
+                setConnected(session, false);
+                LOG.debug("oracle locator disconnected from ZooKeeper at {}", connect);
+            }
             default -> {
             }
         }
     }
 
-    /** (Re)registers the persistent watch, then reads: every change after this reaches {@link #read}. */
+    private void setConnected(ZooKeeper session, boolean now) {
+        synchronized (lock) {
+            if (zk == session) {
+                connected = now;
+            }
+        }
+    }
+
+    /**
+     * Registers the persistent watch, then reads: every change after this reaches {@link #read}. Called on every
+     * (re)connection of a session, since changes made while it was disconnected may not all be reported; the watcher
+     * is one object per session, so registering it again does not add a second one.
+     */
     private void watchAndRead(ZooKeeper session) {
-        session.addWatch(path, event -> read(session), AddWatchMode.PERSISTENT, (rc, p, ctx) -> {
+        session.addWatch(path, watcherOf(session), AddWatchMode.PERSISTENT, (rc, p, ctx) -> {
             if (rc != KeeperException.Code.OK.intValue()) {
                 noteProblem("watching " + path + " failed: " + KeeperException.Code.get(rc));
             }
             read(session);
         }, null);
+    }
+
+    private Watcher watcherOf(ZooKeeper session) {
+        return watchers.computeIfAbsent(session, s -> event -> read(s));
     }
 
     private void read(ZooKeeper session) {
@@ -112,8 +154,9 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
             } else if (code == KeeperException.Code.NONODE) {
                 synchronized (lock) {
                     leader = null; // no oracle leads right now: wait for the next one rather than dial a dead one
-                    problem = "no oracle has published itself at " + path + " (is so-server running with this"
-                            + " ZooKeeper and leader znode?)";
+                    problem = "no oracle has published itself at " + path + " (sibyl.oracle.leader.znode) in"
+                            + " ZooKeeper " + connect + ": start so-server with --journal=bookkeeper on this"
+                            + " ZooKeeper, and make this znode its journal.leader.znode";
                 }
             } else {
                 noteProblem("reading " + path + " failed: " + code);
@@ -126,7 +169,8 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
         try {
             r = LeaderRecord.decode(data);
         } catch (IllegalArgumentException e) {
-            noteProblem(e.getMessage());
+            noteProblem(path + " holds no leader record (" + e.getMessage() + "): is sibyl.oracle.leader.znode the"
+                    + " oracles' journal.leader.znode, and does nothing else write there?");
             return;
         }
         boolean newer;
@@ -158,21 +202,37 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
         LOG.debug("oracle locator: {}", what);
     }
 
+    /**
+     * Replaces an expired session. The leader read so far stays the answer until the new session reads the znode: it
+     * is the best guess, and a newer epoch replaces it as soon as it is read.
+     */
     private void renewSession(ZooKeeper expired) {
         synchronized (lock) {
             if (closed || zk != expired) {
                 return;
             }
+            LOG.warn("the ZooKeeper session of the oracle lookup at {} expired; opening a new one (the oracle known"
+                    + " so far, {}, stays in use meanwhile)", connect, leader == null ? "none" : leader.address()
+                    + " epoch " + leader.epoch());
+            watchers.remove(expired);
             try {
                 zk.close();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            try {
-                zk = newSession();
-            } catch (IOException e) {
-                problem = "cannot reconnect to ZooKeeper at " + connect + ": " + e.getMessage();
-            }
+            renewalPending = true;
+            tryRenewal();
+        }
+    }
+
+    /** Opens the session that replaces an expired one; if that fails, the next {@link #leader} call tries again. */
+    private void tryRenewal() {
+        try {
+            zk = newSession();
+            renewalPending = false;
+        } catch (IOException | RuntimeException e) {
+            problem = "cannot open a new ZooKeeper session at " + connect + " after the last one expired: " + e;
+            LOG.warn("oracle lookup: {}", problem);
         }
     }
 
@@ -180,6 +240,9 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
     public LeaderRecord leader(long waitMillis) throws InterruptedException {
         long deadline = System.nanoTime() + waitMillis * 1_000_000L;
         synchronized (lock) {
+            if (renewalPending && !closed) {
+                tryRenewal();
+            }
             while (leader == null && !closed) {
                 long left = (deadline - System.nanoTime()) / 1_000_000L;
                 if (left <= 0) {
@@ -197,10 +260,23 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
         listeners.add(listener);
     }
 
+    /**
+     * Where the leader is looked up and, when no leader is known or ZooKeeper is out of reach, why and what to check
+     * (the settings named are the client's, {@code sibyl.oracle.*}).
+     */
     @Override
     public String describe() {
         synchronized (lock) {
-            return "ZooKeeper " + connect + " znode " + path + (leader == null ? " (" + problem + ")" : "");
+            String where = "ZooKeeper " + connect + " znode " + path;
+            if (!connected) {
+                return where + " (could not reach ZooKeeper at " + connect + ": check sibyl.oracle.zk.connect=" + connect
+                        + ", that ZooKeeper runs there, and that it is the ensemble the oracles use, their"
+                        + " journal.zk.connect" + (renewalPending ? "; " + problem : "")
+                        + (leader == null ? "" : "; last leader read: epoch " + leader.epoch() + " at "
+                        + leader.address()) + ")";
+            }
+            return where + (leader == null ? " (" + problem + ")" : " (leader: epoch " + leader.epoch() + " at "
+                    + leader.address() + ")");
         }
     }
 
@@ -210,6 +286,7 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
         synchronized (lock) {
             closed = true;
             z = zk;
+            watchers.clear();
             lock.notifyAll();
         }
         try {
