@@ -73,8 +73,14 @@ public final class ServingLease {
         return unlimited ? Long.MAX_VALUE : (validUntilNanos - System.nanoTime()) / 1_000_000L;
     }
 
-    /** Sets what runs (on the confirming thread) after each renewal: the release of replies held meanwhile. */
+    /**
+     * Sets what runs (on the confirming thread) after each renewal: the release of replies held meanwhile. The
+     * unlimited lease is never renewed and is shared by every oracle outside an election: it keeps no action, which
+     * would keep the last such oracle (its sequencer and state) reachable after it stopped.
+     */
     void onRenewal(Runnable action) {
-        onRenewal = action;
+        if (!unlimited) {
+            onRenewal = action;
+        }
     }
 }

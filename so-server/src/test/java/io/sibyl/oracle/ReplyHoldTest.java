@@ -2,8 +2,10 @@ package io.sibyl.oracle;
 
 import org.junit.jupiter.api.Test;
 
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -61,5 +63,31 @@ class ReplyHoldTest {
         lease.confirmed(lease.generation(), System.nanoTime() - 2 * HOUR_NANOS, HOUR_NANOS);
         assertFalse(lease.isValid(), "a confirmation sent two hours ago does not make a one-hour lease hold now");
         assertTrue(ServingLease.UNLIMITED.isValid(), "an oracle outside an election is never held");
+    }
+
+    @Test
+    void anOracleOutsideAnElectionIsNotKeptReachableByTheSharedUnlimitedLease() throws InterruptedException {
+        // Every oracle without HA shares UNLIMITED: had it kept each one's renewal action, the newest stopped oracle
+        // (its sequencer, state and tables) would stay reachable from a static field for the rest of the JVM.
+        WeakReference<Object> sequencer = holdOnTheUnlimitedLease();
+        for (int i = 0; i < 50 && sequencer.get() != null; i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertTrue(sequencer.get() == null, "the unlimited lease keeps a stopped oracle's sequencer reachable");
+    }
+
+    /** Makes the hold a non-HA oracle makes and drops it; returns a weak reference to the state its owner keeps. */
+    private static WeakReference<Object> holdOnTheUnlimitedLease() {
+        Object state = new Object();
+        new ReplyHold(ServingLease.UNLIMITED, new InMemoryJournal(), new Executor() {
+            private final Object owned = state; // as the sequencer's runOnOwner keeps the sequencer and its state
+
+            @Override
+            public void execute(Runnable task) {
+                task.run();
+            }
+        });
+        return new WeakReference<>(state);
     }
 }
