@@ -106,6 +106,9 @@ public final class OracleConnection implements AutoCloseable {
         long handedOut = lost == null ? 0 : lost.highestTimestampSeen();
         try {
             while (true) {
+                if (closed) {
+                    throw new OracleUnavailableException("the oracle connection was closed");
+                }
                 long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000L);
                 LeaderRecord leader = locator.leader(left);
                 if (leader != null) {
@@ -166,12 +169,14 @@ public final class OracleConnection implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        // First, so that a failover waiting in the locator for a leader wakes up and gives up, rather than hold the
+        // lock (and this close) until its timeout.
+        locator.close();
         synchronized (lock) {
             OracleClient c = current;
             if (c != null) {
                 c.close();
             }
         }
-        locator.close();
     }
 }

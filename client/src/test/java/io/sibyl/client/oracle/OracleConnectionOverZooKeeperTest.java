@@ -1,0 +1,97 @@
+package io.sibyl.client.oracle;
+
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.ha.LeaderZnode;
+import io.sibyl.oracle.journal.BookKeeperCluster;
+import io.sibyl.protocol.LeaderRecord;
+import org.apache.zookeeper.ZooKeeper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+/**
+ * An {@link OracleConnection} that finds its oracle through a real {@link ZooKeeperOracleLocator} (in-process
+ * ZooKeeper, in-process oracles): closing it while a failover waits for a leader.
+ */
+class OracleConnectionOverZooKeeperTest {
+    private static final OracleConfig CONFIG = OracleConfig.defaults().withPort(0).withCapacities(1 << 12, 1 << 10,
+            1 << 10);
+
+    @RegisterExtension
+    static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(1);
+
+    /**
+     * A failover finds no leader (the old one is gone and none has published itself yet), so it waits in the locator
+     * for up to the failover timeout. Closing the connection (as {@code TransactionManager.close} does) used to wait
+     * for that failover to give up, holding the closing thread (and, in a region server, the garbage collector's
+     * timer) for the whole timeout.
+     */
+    @Test
+    void closingDuringAFailoverThatFindsNoLeaderDoesNotWaitOutTheFailoverTimeout() throws Exception {
+        String path = "/sibyl/test/connection/close";
+        ZooKeeper zk = cluster.zooKeeper(cluster.settings("connection-close"));
+        OracleServer oracle = OracleServer.startInMemory(CONFIG);
+        try {
+            LeaderZnode.publish(zk, path, new LeaderRecord(1, "127.0.0.1", oracle.port(), "only"));
+            ZooKeeperOracleLocator locator = new ZooKeeperOracleLocator(cluster.zkConnect(), path, 30_000);
+            OracleConnection connection = OracleConnection.open(locator, 300_000);
+            zk.delete(path, -1);
+            await(() -> locator.describe().contains("no oracle has published itself"), locator::describe);
+            oracle.close();
+            OracleClient lost = connection.lastConnected();
+            await(() -> !lost.isOpen(), () -> "the client did not notice the oracle had gone");
+
+            CompletableFuture<OracleClient> failover = new CompletableFuture<>();
+            Thread failing = new Thread(() -> {
+                try {
+                    failover.complete(connection.current());
+                } catch (Throwable e) {
+                    failover.completeExceptionally(e);
+                }
+            }, "failover");
+            failing.start();
+            // Waiting in the locator for a leader to be published.
+            await(() -> failing.getState() == Thread.State.TIMED_WAITING, () -> "failover thread " + failing.getState());
+
+            CompletableFuture<Void> closed = CompletableFuture.runAsync(connection::close);
+            closed.get(60, TimeUnit.SECONDS); // before: about 300 s, the failover timeout
+            Throwable e = assertThrowsWithin(failover);
+            assertInstanceOf(OracleUnavailableException.class, e);
+        } finally {
+            oracle.close();
+        }
+    }
+
+    private interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    private static Throwable assertThrowsWithin(CompletableFuture<?> f) throws InterruptedException {
+        try {
+            f.get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (TimeoutException e) {
+            throw new AssertionError("the failover did not end after the close");
+        }
+        throw new AssertionError("the failover connected after the close");
+    }
+
+    private static void await(Condition condition, Supplier<String> what) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.holds()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within 30 s: " + what.get());
+            }
+            Thread.sleep(10);
+        }
+    }
+}
