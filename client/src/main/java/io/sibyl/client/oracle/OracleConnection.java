@@ -52,13 +52,13 @@ public final class OracleConnection implements AutoCloseable {
      */
     public static OracleConnection open(OracleLocator locator, long failoverTimeoutMillis, String timeoutSetting) {
         OracleConnection c = new OracleConnection(locator, failoverTimeoutMillis, timeoutSetting);
+        locator.onLeaderChange(c::leaderChanged); // before connecting: a change meanwhile must not go unheard
         try {
             c.current();
         } catch (RuntimeException e) {
             locator.close();
             throw e;
         }
-        locator.onLeaderChange(c::leaderChanged);
         return c;
     }
 
@@ -137,7 +137,19 @@ public final class OracleConnection implements AutoCloseable {
                         }
                         currentEpoch = leader.epoch();
                         current = c;
-                        return c;
+                        // A newer leader announced while this connection was made found the lost client, not this
+                        // one, to close: ask again now that this one is current (an announcement from now on finds
+                        // it), or this connection would stay with a deposed leader.
+                        LeaderRecord latest = locator.leader(0);
+                        if (latest != null) {
+                            leaderChanged(latest);
+                        }
+                        if (c.isOpen()) {
+                            return c;
+                        }
+                        handedOut = Math.max(handedOut, c.highestTimestampSeen());
+                        lastError = "the oracle at " + leader.address() + " (epoch " + leader.epoch() + ") was"
+                                + " replaced or lost as it was connected to";
                     }
                 }
                 if (System.nanoTime() >= deadline || closed) {
