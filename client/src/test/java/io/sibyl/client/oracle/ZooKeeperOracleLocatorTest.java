@@ -3,6 +3,7 @@ package io.sibyl.client.oracle;
 import io.sibyl.oracle.ha.LeaderZnode;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import io.sibyl.protocol.LeaderRecord;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.Test;
@@ -15,6 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -67,6 +69,24 @@ class ZooKeeperOracleLocatorTest {
             // read once by the one watcher; six watchers (one per connection) would read each event six times.
             int reads = link.requests(ZooDefs.OpCode.getData) - readsBefore;
             assertTrue(reads <= 2 * changes + 2, reads + " reads for " + changes + " leader changes");
+        }
+    }
+
+    /**
+     * A leader znode created without data (as {@code zkCli create /path} does) reads as null, not as an empty array:
+     * decoding it threw in ZooKeeper's callback, so the locator never said what was wrong and went on saying that
+     * ZooKeeper had not answered yet.
+     */
+    @Test
+    void aLeaderZnodeWithoutDataIsReportedAsHoldingNoLeaderRecord() throws Exception {
+        String path = "/locator-leader-without-data";
+        ZooKeeper zk = cluster.zooKeeper(cluster.settings("locator"));
+        zk.create(path, null, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+        try (ZooKeeperOracleLocator locator = new ZooKeeperOracleLocator(cluster.zkConnect(), path, 30_000)) {
+            awaitDescribed(locator, path + " holds no leader record");
+            assertNull(locator.leader(0));
+        } finally {
+            zk.delete(path, -1);
         }
     }
 
