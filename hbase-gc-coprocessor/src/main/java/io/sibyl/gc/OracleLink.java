@@ -328,7 +328,8 @@ final class OracleLink {
                 c = connection;
             }
             if (c == null) {
-                c = OracleConnection.open(TransactionManager.oracleLocator(conf), settings.connectTimeoutMillis());
+                c = OracleConnection.open(TransactionManager.oracleLocator(conf), settings.connectTimeoutMillis(),
+                        GcSettings.CONNECT_TIMEOUT_MS);
                 boolean keep;
                 synchronized (lock) {
                     keep = !closed;
