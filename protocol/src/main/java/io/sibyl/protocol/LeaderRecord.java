@@ -42,6 +42,9 @@ public record LeaderRecord(long epoch, String host, int port, String owner) {
      * @throws IllegalArgumentException naming what is wrong, if it is not in this format
      */
     public static LeaderRecord decode(byte[] data) {
+        if (data == null) { // what ZooKeeper returns for a znode created without data (zkCli: create /path)
+            throw new IllegalArgumentException("the leader znode holds no data");
+        }
         String[] lines = new String(data, StandardCharsets.UTF_8).split("\n");
         if (lines.length < 3 || !lines[0].equals(MAGIC) || !lines[1].startsWith("epoch ")
                 || !lines[2].startsWith("address ")) {

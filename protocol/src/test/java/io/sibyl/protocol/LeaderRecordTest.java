@@ -35,4 +35,10 @@ class LeaderRecordTest {
         assertThrows(IllegalArgumentException.class, () -> LeaderRecord.decode(
                 "sibyl-leader 1\nepoch 1\naddress nohostport\n".getBytes(StandardCharsets.UTF_8)));
     }
+
+    @Test
+    void aZnodeWithoutDataIsRejectedAsHoldingNoData() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> LeaderRecord.decode(null));
+        assertTrue(e.getMessage().contains("no data"), e.getMessage());
+    }
 }

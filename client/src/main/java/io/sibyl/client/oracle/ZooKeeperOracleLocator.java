@@ -167,7 +167,7 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
     private void accept(byte[] data) {
         LeaderRecord r;
         try {
-            r = LeaderRecord.decode(data == null ? new byte[0] : data); // null: created without data
+            r = LeaderRecord.decode(data);
         } catch (IllegalArgumentException e) {
             noteProblem(path + " holds no leader record (" + e.getMessage() + "): is sibyl.oracle.leader.znode the"
                     + " oracles' journal.leader.znode, and does nothing else write there?");

@@ -75,4 +75,18 @@ class LeaderZnodeTest {
         LeaderZnode.publish(zk, path, new LeaderRecord(1, "h", 1, "me"));
         assertEquals(1, LeaderZnode.read(zk, path).epoch());
     }
+
+    @Test
+    void aLeaderZnodeCreatedWithoutDataIsReplaced() throws Exception {
+        JournalSettings s = cluster.settings("nodata");
+        String path = "/sibyl/test/nodata/leader";
+        ZooKeeper zk = cluster.zooKeeper(s);
+        ZnodePaths.createParents(zk, path);
+        // What "create /path" in zkCli leaves: a znode whose data ZooKeeper returns as null.
+        zk.create(path, null, org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                org.apache.zookeeper.CreateMode.PERSISTENT);
+        assertNull(LeaderZnode.read(zk, path));
+        LeaderZnode.publish(zk, path, new LeaderRecord(1, "h", 1, "me"));
+        assertEquals(1, LeaderZnode.read(zk, path).epoch());
+    }
 }
