@@ -73,8 +73,9 @@ public class SibylClient extends DB {
                     + " -p hbase.zookeeper.property.clientPort=... and -p sibyl.oracle.address=host:port or"
                     + " -p sibyl.oracle.zk.connect=...)", e);
         }
+        TableDescriptor descriptor = null;
         try {
-            checkFamily(settings);
+            descriptor = checkFamily(settings);
             table(settings.table());
         } catch (TableNotFoundException e) {
             release();
@@ -84,7 +85,9 @@ public class SibylClient extends DB {
                     + "', VERSIONS => 2147483647}; or name an existing table with -p table=...", e);
         } catch (IllegalArgumentException e) {
             release();
-            throw failedInit(e.getMessage(), e);
+            // TTable's refusal of a family unfit for transactions names the Java API; YCSB users have the shell.
+            String fix = descriptor == null ? null : ShellFamilyFix.of(descriptor);
+            throw failedInit(e.getMessage() + (fix == null ? "" : "; " + fix), e);
         } catch (IOException | RuntimeException e) {
             release();
             throw failedInit("cannot open table '" + settings.table() + "' in HBase at " + settings.hbaseLocation()
@@ -93,7 +96,8 @@ public class SibylClient extends DB {
         }
     }
 
-    private void checkFamily(BindingSettings settings) throws IOException {
+    /** The table's descriptor, once it is known to have the family of the YCSB fields. */
+    private TableDescriptor checkFamily(BindingSettings settings) throws IOException {
         try (Table t = manager.getConnection().getTable(TableName.valueOf(settings.table()))) {
             TableDescriptor d = t.getDescriptor();
             if (!d.hasColumnFamily(family)) {
@@ -101,6 +105,7 @@ public class SibylClient extends DB {
                         + settings.family() + "' (it has " + d.getColumnFamilyNames().stream().map(Bytes::toString)
                         .sorted().toList() + "; set -p " + BindingSettings.COLUMN_FAMILY + "=...)");
             }
+            return d;
         }
     }
 

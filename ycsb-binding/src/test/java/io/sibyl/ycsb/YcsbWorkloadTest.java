@@ -1,5 +1,9 @@
 package io.sibyl.ycsb;
 
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -107,6 +111,21 @@ class YcsbWorkloadTest {
         assertTrue(run.stderr().contains("table 'no_such_table' does not exist in HBase"), run.transcript());
         assertTrue(run.stderr().contains("create 'no_such_table', {NAME => 'family', VERSIONS => 2147483647}"),
                 run.transcript());
+    }
+
+    @Test
+    void aTableCreatedAsForPlainHBaseFailsInitWithTheShellCommandThatFixesIt() throws Exception {
+        // YCSB's HBase instructions create the table with create 'usertable', 'family': one version per cell.
+        String table = "one_version_" + System.nanoTime();
+        try (Admin admin = StackExtension.stack().connection().getAdmin()) {
+            admin.createTable(TableDescriptorBuilder.newBuilder(TableName.valueOf(table))
+                    .setColumnFamily(ColumnFamilyDescriptorBuilder.of(BindingSettings.DEFAULT_COLUMN_FAMILY)).build());
+        }
+        YcsbProcess.Run run = YcsbProcess.run("-t", "workloadc", "-threads", "2", "-p", "table=" + table,
+                "-p", "operationcount=10");
+        assertEquals(FailingExit.STATUS, run.exitStatus(), run.transcript());
+        assertTrue(run.stderr().contains("in the HBase shell: alter '" + table + "', {NAME => 'family', VERSIONS =>"
+                + " 2147483647}"), run.transcript());
     }
 
     @Test
