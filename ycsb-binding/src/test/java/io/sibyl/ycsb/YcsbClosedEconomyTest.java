@@ -94,6 +94,30 @@ class YcsbClosedEconomyTest {
     }
 
     @Test
+    void aRunOrLoadThatDoesNotMatchTheTableSaysWhatToChangeInsteadOfAViolation() throws Exception {
+        String table = StackExtension.table("resized");
+        load(table, 20, 2000);
+
+        // A run given another recordcount than its load: audits see 20 accounts where 30 were expected.
+        YcsbProcess.Run run = YcsbProcess.run("-t", "closedeconomy", "-threads", "2", "-p", "table=" + table,
+                "-p", "recordcount=30", "-p", "closedeconomy.totalcash=2000", "-p", "operationcount=40",
+                "-p", "closedeconomy.auditproportion=0.5");
+        assertEquals(FailingExit.STATUS, run.exitStatus(), run.transcript());
+        assertTrue(run.stderr().contains("FAILED: closedeconomy: table '" + table + "' holds 20 accounts from"
+                + " account0000000000 on, not recordcount=30 (transfers never open or close an account): run with the"
+                + " recordcount and closedeconomy.totalcash of the load, or load again into an empty table"),
+                run.transcript());
+        assertFalse(run.stderr().contains("the closed economy was violated"), run.transcript());
+
+        // A load into a table that holds a larger, earlier economy: its final check sees the leftover accounts.
+        YcsbProcess.Run reload = YcsbProcess.run("-load", "closedeconomy", "-threads", "2", "-p", "table=" + table,
+                "-p", "recordcount=10", "-p", "closedeconomy.totalcash=1000");
+        assertEquals(FailingExit.STATUS, reload.exitStatus(), reload.transcript());
+        assertTrue(reload.stderr().contains("FAILED: closedeconomy: table '" + table + "' holds more than 10 accounts"
+                + " from account0000000000 on, not recordcount=10: load into an empty table"), reload.transcript());
+    }
+
+    @Test
     void anAccountCorruptedOutsideTransactionsFailsTheRun() throws Exception {
         String table = StackExtension.table("corrupted");
         load(table, 50, 5000);
