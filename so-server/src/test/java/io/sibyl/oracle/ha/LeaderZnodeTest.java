@@ -65,25 +65,21 @@ class LeaderZnodeTest {
 
     @Test
     void garbageInTheLeaderZnodeIsReplaced() throws Exception {
-        JournalSettings s = cluster.settings("garbage");
-        String path = "/sibyl/test/garbage/leader";
-        ZooKeeper zk = cluster.zooKeeper(s);
-        ZnodePaths.createParents(zk, path);
-        zk.create(path, "not a record".getBytes(), org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE,
-                org.apache.zookeeper.CreateMode.PERSISTENT);
-        assertNull(LeaderZnode.read(zk, path));
-        LeaderZnode.publish(zk, path, new LeaderRecord(1, "h", 1, "me"));
-        assertEquals(1, LeaderZnode.read(zk, path).epoch());
+        assertReplacedWhenFoundHolding("garbage", "not a record".getBytes());
     }
 
     @Test
     void aLeaderZnodeCreatedWithoutDataIsReplaced() throws Exception {
-        JournalSettings s = cluster.settings("nodata");
-        String path = "/sibyl/test/nodata/leader";
+        // What "create /path" in zkCli leaves: a znode whose data ZooKeeper returns as null.
+        assertReplacedWhenFoundHolding("nodata", null);
+    }
+
+    private static void assertReplacedWhenFoundHolding(String name, byte[] data) throws Exception {
+        JournalSettings s = cluster.settings(name);
+        String path = "/sibyl/test/" + name + "/leader";
         ZooKeeper zk = cluster.zooKeeper(s);
         ZnodePaths.createParents(zk, path);
-        // What "create /path" in zkCli leaves: a znode whose data ZooKeeper returns as null.
-        zk.create(path, null, org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE,
+        zk.create(path, data, org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE,
                 org.apache.zookeeper.CreateMode.PERSISTENT);
         assertNull(LeaderZnode.read(zk, path));
         LeaderZnode.publish(zk, path, new LeaderRecord(1, "h", 1, "me"));
