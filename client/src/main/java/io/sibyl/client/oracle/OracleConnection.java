@@ -107,7 +107,7 @@ public final class OracleConnection implements AutoCloseable {
         try {
             while (true) {
                 if (closed) {
-                    throw new OracleUnavailableException("the oracle connection was closed");
+                    throw closedDuringFailover();
                 }
                 long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000L);
                 LeaderRecord leader = locator.leader(left);
@@ -118,6 +118,10 @@ public final class OracleConnection implements AutoCloseable {
                                 Math.min(MAX_ATTEMPT_MILLIS, Math.max(100, left)));
                     } catch (OracleUnavailableException e) {
                         lastError = e.getMessage();
+                    }
+                    if (c != null && closed) { // closed while connecting: hand out nothing close() missed
+                        c.close();
+                        throw closedDuringFailover();
                     }
                     if (c != null && c.replica().tInit() <= handedOut) {
                         long next = c.replica().tInit();
@@ -152,7 +156,10 @@ public final class OracleConnection implements AutoCloseable {
                                 + " replaced or lost as it was connected to";
                     }
                 }
-                if (System.nanoTime() >= deadline || closed) {
+                if (closed) { // the locator woke up because it was closed, not because the timeout passed
+                    throw closedDuringFailover();
+                }
+                if (System.nanoTime() >= deadline) {
                     throw new OracleUnavailableException("no status oracle answered within " + failoverTimeoutMillis
                             + " ms" + (timeoutSetting.isEmpty() ? "" : " (" + timeoutSetting + "="
                             + failoverTimeoutMillis + ")") + "; looked up through " + locator.describe()
@@ -166,6 +173,11 @@ public final class OracleConnection implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new OracleUnavailableException("interrupted while connecting to the status oracle");
         }
+    }
+
+    private static OracleUnavailableException closedDuringFailover() {
+        return new OracleUnavailableException("the oracle connection was closed while it looked for a status oracle"
+                + " to connect to (its TransactionManager or garbage collector link was closed)");
     }
 
     /** A newer leader took over: drop the connection to the old one so nothing waits on it. */
