@@ -128,6 +128,11 @@ public final class OracleClient implements AutoCloseable {
             close();
             throw new OracleUnavailableException("the oracle at " + address + " did not answer the handshake within "
                     + connectTimeoutMillis + " ms");
+        } catch (InterruptedException e) {
+            // Nobody gets this client to close: its channel and I/O thread would outlive the interrupted caller (a
+            // handshake an HA leader holds while its lease is not valid can keep the caller waiting here).
+            close();
+            throw e;
         }
     }
 
