@@ -70,6 +70,10 @@ public final class DecisionBlockWriter {
     }
 
     private void header(long ts, DecisionKind kind) {
+        if (ts < 0 || ts >= MAX_TIMESTAMP) {
+            // Out of range, the zigzag delta below overflows and the block decodes to other timestamps.
+            throw new IllegalArgumentException(kind + " record at timestamp " + ts + ", outside [0, 2^55)");
+        }
         long delta = ts - previous;
         previous = ts;
         Varints.writeUnsigned(body, (((delta << 1) ^ (delta >> 63)) << 3) | kind.ordinal());

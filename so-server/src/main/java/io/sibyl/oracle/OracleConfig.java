@@ -61,6 +61,28 @@ public record OracleConfig(
     }
 
     /**
+     * Largest {@code timestamp.reservation.block}: every recovery skips up to one block of timestamps, so a block of
+     * 2^32 still leaves 2^23 recoveries in the 2^55 timestamps the wire format carries, and the limit a reservation
+     * journals can never overflow.
+     */
+    public static final long MAX_TIMESTAMP_RESERVATION_BLOCK = 1L << 32;
+    /**
+     * Largest conflict table, commit window or running-transaction table: each is rounded up to a power of two and
+     * hashed into arrays of up to twice that, which must stay below Java's 2^31 array limit.
+     */
+    public static final int MAX_TABLE_ENTRIES = 1 << 29;
+    /** Most I/O threads: far above any core count; a mistyped value would otherwise fail inside Netty. */
+    public static final int MAX_IO_THREADS = 1024;
+    /** Largest frame: the length prefix and Netty's frame decoder hold an int, and a frame is one buffer. */
+    public static final int MAX_FRAME_BYTES = 1 << 30;
+    /** Most connections: each needs a file descriptor; beyond this no kernel limit would let them open. */
+    public static final int MAX_CONNECTIONS = 1 << 20;
+    /** Longest interval setting (a day): intervals are converted to nanoseconds, which must not overflow. */
+    public static final long MAX_INTERVAL_MILLIS = 86_400_000L;
+    /** Longest transaction.max.age.ms (30 days), for the same reason. */
+    public static final long MAX_TRANSACTION_AGE_MILLIS = 30L * 86_400_000L;
+
+    /**
      * Defaults sized for a production oracle: 330 MB of heap for the conflict table, the commit window and the running
      * transactions (docs/operations.md, "What bounds memory").
      */
@@ -72,24 +94,31 @@ public record OracleConfig(
 
     public OracleConfig {
         require(port >= 0 && port <= 65535, "port", port, "0 to 65535");
-        require(ioThreads >= 1, "io.threads", ioThreads, "at least 1");
-        require(conflictTableRows >= 8, "conflict.table.rows", conflictTableRows, "at least 8");
-        require(recentCommitsCapacity >= 2, "recent.commits.capacity", recentCommitsCapacity, "at least 2");
-        require(maxRunningTransactions >= 2, "max.running.transactions", maxRunningTransactions, "at least 2");
+        require(ioThreads >= 1 && ioThreads <= MAX_IO_THREADS, "io.threads", ioThreads, "1 to " + MAX_IO_THREADS);
+        requireTable(conflictTableRows, 8, "conflict.table.rows");
+        requireTable(recentCommitsCapacity, 2, "recent.commits.capacity");
+        requireTable(maxRunningTransactions, 2, "max.running.transactions");
         require(maxWriteSetRows >= 1, "max.write.set.rows", maxWriteSetRows, "at least 1");
-        require(maxFrameBytes >= 1024, "max.frame.bytes", maxFrameBytes, "at least 1024");
-        require(timestampReservationBlock >= 1, "timestamp.reservation.block", timestampReservationBlock, "at least 1");
+        require(maxFrameBytes >= 1024 && maxFrameBytes <= MAX_FRAME_BYTES, "max.frame.bytes", maxFrameBytes,
+                "1024 to " + MAX_FRAME_BYTES);
+        require(timestampReservationBlock >= 1 && timestampReservationBlock <= MAX_TIMESTAMP_RESERVATION_BLOCK,
+                "timestamp.reservation.block", timestampReservationBlock, "1 to " + MAX_TIMESTAMP_RESERVATION_BLOCK);
         require(maxBlockRecords >= 1, "max.block.records", maxBlockRecords, "at least 1");
-        require(pushIntervalMillis >= 1, "push.interval.ms", pushIntervalMillis, "at least 1");
-        require(maxLagBytes >= 1024, "max.lag.bytes", maxLagBytes, "at least 1024");
-        require(statsLogIntervalMillis >= 0, "stats.log.interval.ms", statsLogIntervalMillis, "0 (never) or more");
+        require(pushIntervalMillis >= 1 && pushIntervalMillis <= MAX_INTERVAL_MILLIS, "push.interval.ms",
+                pushIntervalMillis, "1 to " + MAX_INTERVAL_MILLIS);
+        require(maxLagBytes >= 1024 && maxLagBytes <= Integer.MAX_VALUE, "max.lag.bytes", maxLagBytes,
+                "1024 to " + Integer.MAX_VALUE);
+        require(statsLogIntervalMillis >= 0 && statsLogIntervalMillis <= MAX_INTERVAL_MILLIS,
+                "stats.log.interval.ms", statsLogIntervalMillis, "0 (never) to " + MAX_INTERVAL_MILLIS);
         require(readerGraceMillis >= 100 && readerGraceMillis <= 3_600_000, "reader.grace.ms", readerGraceMillis,
                 "100 to 3600000");
-        require(transactionMaxAgeMillis == 0 || transactionMaxAgeMillis >= 1000, "transaction.max.age.ms",
-                transactionMaxAgeMillis, "0 (no limit) or at least 1000");
+        require(transactionMaxAgeMillis == 0 || transactionMaxAgeMillis >= 1000
+                        && transactionMaxAgeMillis <= MAX_TRANSACTION_AGE_MILLIS, "transaction.max.age.ms",
+                transactionMaxAgeMillis, "0 (no limit) or 1000 to " + MAX_TRANSACTION_AGE_MILLIS);
         require(handshakeTimeoutMillis >= 1 && handshakeTimeoutMillis <= 3_600_000, "handshake.timeout.ms",
                 handshakeTimeoutMillis, "1 to 3600000");
-        require(maxConnections >= 1, "max.connections", maxConnections, "at least 1");
+        require(maxConnections >= 1 && maxConnections <= MAX_CONNECTIONS, "max.connections", maxConnections,
+                "1 to " + MAX_CONNECTIONS);
         require(maxRunningTransactionsPerConnection >= 0, "max.running.transactions.per.connection",
                 maxRunningTransactionsPerConnection, "0 (half of max.running.transactions) or more");
         if (journal == null || journalSettings == null || ha == null) {
@@ -99,6 +128,11 @@ public record OracleConfig(
             throw new IllegalArgumentException("ha=true needs journal=bookkeeper (a standby takes over the journal);"
                     + " see docs/operations.md");
         }
+    }
+
+    /** A table sized from {@code key} must fit Java arrays: the code rounds sizes up to twice a power of two. */
+    private static void requireTable(int size, int least, String key) {
+        require(size >= least && size <= MAX_TABLE_ENTRIES, key, size, least + " to " + MAX_TABLE_ENTRIES);
     }
 
     private static void require(boolean ok, String key, long value, String rule) {

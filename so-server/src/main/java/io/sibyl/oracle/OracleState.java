@@ -249,10 +249,14 @@ public final class OracleState {
     private long nextTimestamp() {
         long ts = ++clock;
         if (ts > reservedUpTo) {
-            reservedUpTo = ts + reservationBlock;
-            if (reservedUpTo >= DecisionBlockWriter.MAX_TIMESTAMP) {
-                throw new IllegalStateException("timestamp space exhausted");
+            // Compared before adding: a sum past Long.MAX_VALUE would journal a negative limit, and recovery would
+            // restart the clock below timestamps already handed out.
+            if (reservationBlock >= DecisionBlockWriter.MAX_TIMESTAMP - ts) {
+                clock--;
+                throw new IllegalStateException("timestamp space exhausted: no block of " + reservationBlock
+                        + " timestamps fits above " + ts);
             }
+            reservedUpTo = ts + reservationBlock;
             block.reserve(reservedUpTo);
         }
         return ts;

@@ -87,7 +87,7 @@ class OracleConfigTest {
     void badValuesAndBadFlagsSayWhatIsAllowedAndHowToWriteIt() {
         Properties small = new Properties();
         small.setProperty("conflict.table.rows", "3");
-        assertEquals("invalid value 3 for conflict.table.rows: must be at least 8 (see docs/operations.md)",
+        assertEquals("invalid value 3 for conflict.table.rows: must be 8 to 536870912 (see docs/operations.md)",
                 assertThrows(IllegalArgumentException.class, () -> OracleConfig.fromProperties(small)).getMessage());
         Properties wraps = new Properties();
         wraps.setProperty("port", "4294967296"); // (int) of it is 0, a valid port nobody asked for
@@ -235,5 +235,38 @@ class OracleConfigTest {
                 String.valueOf(problem));
         OracleConfig small = d.withCapacities(1 << 20, 1 << 18, 1 << 16);
         assertEquals(null, OracleServerMain.heapProblem(small, 256L << 20));
+    }
+
+    @Test
+    void settingsThatWouldOverflowWhatTheCodeHoldsAreRefusedNamingKeyAndRange() {
+        // Each of these was accepted once and then broke silently: a reservation limit that wrapped negative (an
+        // acknowledged commit lost at recovery), tables rounded to 16 rows or to a negative size, a BEGIN never
+        // answered, Netty failing without naming a setting.
+        String[][] overflows = {
+                {"timestamp.reservation.block", "9223372036854775807", "1 to 4294967296"},
+                {"timestamp.reservation.block", "36028797018963968", "1 to 4294967296"},
+                {"max.running.transactions", "1073741825", "2 to 536870912"},
+                {"conflict.table.rows", "2147483647", "8 to 536870912"},
+                {"recent.commits.capacity", "2147483647", "2 to 536870912"},
+                {"io.threads", "100000", "1 to 1024"},
+                {"max.frame.bytes", "2147483647", "1024 to 1073741824"},
+                {"max.connections", "2000000000", "1 to 1048576"},
+                {"push.interval.ms", "9223372036854775807", "1 to 86400000"},
+                {"stats.log.interval.ms", "9223372036854775807", "0 (never) to 86400000"},
+                {"max.lag.bytes", "9223372036854775807", "1024 to 2147483647"},
+                {"transaction.max.age.ms", "9223372036854775807", "0 (no limit) or 1000 to 2592000000"}};
+        for (String[] bad : overflows) {
+            Properties p = new Properties();
+            p.setProperty(bad[0], bad[1]);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> OracleConfig.fromProperties(p), bad[0] + "=" + bad[1]);
+            assertTrue(e.getMessage().contains(bad[0]) && e.getMessage().contains(bad[2]), e.getMessage());
+        }
+        Properties largest = new Properties();
+        largest.setProperty("timestamp.reservation.block", Long.toString(OracleConfig.MAX_TIMESTAMP_RESERVATION_BLOCK));
+        largest.setProperty("max.running.transactions", Integer.toString(OracleConfig.MAX_TABLE_ENTRIES));
+        OracleConfig c = OracleConfig.fromProperties(largest);
+        assertEquals(1L << 32, c.timestampReservationBlock());
+        assertEquals(1 << 29, c.maxRunningTransactions());
     }
 }
