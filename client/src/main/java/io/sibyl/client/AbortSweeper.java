@@ -109,6 +109,13 @@ public final class AbortSweeper {
     /** One sweep: candidates, settle, candidates again, then scan, delete and report those seen both times. */
     public Report sweep() throws IOException, InterruptedException {
         OracleClient oracle = manager.oracle();
+        if (!dryRun && !oracle.isAdmin()) {
+            // Checked before anything is deleted: without the admin role the oracle refuses every report.
+            throw new IllegalStateException("the sweep reports other clients' transactions cleaned up, which needs"
+                    + " the oracle's admin role: set " + TransactionManager.ADMIN_SECRET_FILE + " to a file holding"
+                    + " the oracle's admin secret (its admin.secret.file; docs/operations.md, Security), or use"
+                    + " --dry-run");
+        }
         Candidates candidates = candidates(oracle);
         if (settleMillis > 0 && !candidates.isEmpty()) {
             LOG.info("{} aborted transactions and {} aborted ranges below the low watermark; sweeping those still so"

@@ -1,10 +1,15 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.OracleCredentials;
+import io.sibyl.protocol.AdminProof;
 import org.apache.hadoop.conf.Configuration;
+
+import java.nio.file.Path;
 
 /** Client settings read from the HBase {@link Configuration} (keys in docs/user-guide.md). */
 record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts, long retryBackoffMillis,
-                      long retryBackoffMaxMillis, long oracleTimeoutMillis, long failoverTimeoutMillis) {
+                      long retryBackoffMaxMillis, long oracleTimeoutMillis, long failoverTimeoutMillis,
+                      OracleCredentials credentials) {
 
     static ClientSettings from(Configuration conf) {
         ClientSettings s = new ClientSettings(
@@ -14,9 +19,17 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
                 number(conf, TransactionManager.RETRY_BACKOFF_MS, 5, Long.MAX_VALUE),
                 number(conf, TransactionManager.RETRY_BACKOFF_MAX_MS, 1000, Long.MAX_VALUE),
                 number(conf, TransactionManager.ORACLE_TIMEOUT_MS, 30_000, Long.MAX_VALUE),
-                number(conf, TransactionManager.FAILOVER_TIMEOUT_MS, 30_000, Long.MAX_VALUE));
+                number(conf, TransactionManager.FAILOVER_TIMEOUT_MS, 30_000, Long.MAX_VALUE),
+                credentials(conf));
         s.check();
         return s;
+    }
+
+    /** A new client identity, with the admin secret of {@link TransactionManager#ADMIN_SECRET_FILE} if it is set. */
+    private static OracleCredentials credentials(Configuration conf) {
+        String file = conf.getTrimmed(TransactionManager.ADMIN_SECRET_FILE, "");
+        return file.isEmpty() ? OracleCredentials.newClient()
+                : OracleCredentials.newAdmin(AdminProof.readSecret(Path.of(file), TransactionManager.ADMIN_SECRET_FILE));
     }
 
     /**

@@ -78,6 +78,12 @@ public final class TransactionManager implements AutoCloseable {
      * as lost and its connection dropped.
      */
     public static final String ORACLE_TIMEOUT_MS = "sibyl.client.oracle.timeout.ms";
+    /**
+     * A file holding the oracle's admin secret (its {@code admin.secret.file}): connections then prove it and may
+     * report the clean-up of other clients' aborted transactions and of aborted ranges, as {@code bin/sibyl-sweep}
+     * must. Unset: an ordinary client.
+     */
+    public static final String ADMIN_SECRET_FILE = "sibyl.client.admin.secret.file";
 
     private final Connection connection;
     private final boolean ownsConnection;
@@ -199,7 +205,8 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     private static OracleConnection connectOracle(OracleLocator locator, ClientSettings settings) {
-        return OracleConnection.open(locator, settings.failoverTimeoutMillis(), FAILOVER_TIMEOUT_MS);
+        return OracleConnection.open(locator, settings.failoverTimeoutMillis(), FAILOVER_TIMEOUT_MS,
+                settings.credentials());
     }
 
     /** The HBase connection (for {@code new TTable(tm.getConnection(), name)} and plain HBase use). */

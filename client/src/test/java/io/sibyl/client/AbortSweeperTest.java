@@ -37,8 +37,9 @@ class AbortSweeperTest {
         MiniCluster c = MiniCluster.get();
         // An oracle of its own: a short reader grace (4 s), so the watermark passes the dead client's transaction soon.
         try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 16, 1 << 16, 1 << 10).withReaderGrace(4000));
-             TransactionManager tm = TransactionManager.create(c.connection(), "127.0.0.1", oracle.port())) {
+                .withCapacities(1 << 16, 1 << 16, 1 << 10).withReaderGrace(4000)
+                .withAdminSecretFile(TestSupport.adminSecretFile()));
+             TransactionManager tm = TestSupport.adminManager(c, oracle.port())) {
             TableName name = c.createTable("swept", "cf");
             TableName excluded = c.createTable("sweep_excluded", "cf");
             TableName plain = TableName.valueOf("sweep_plain_" + System.nanoTime());

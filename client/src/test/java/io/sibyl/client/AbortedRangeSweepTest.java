@@ -38,7 +38,8 @@ class AbortedRangeSweepTest {
     private static final int ROWS = 10;
     /** A commit window large enough that T_max stays below everything the first oracle decides (all in the range). */
     private static final OracleConfig CONFIG = OracleConfig.defaults().withPort(0)
-            .withCapacities(1 << 16, 1 << 14, 1 << 12).withReaderGrace(2000);
+            .withCapacities(1 << 16, 1 << 14, 1 << 12).withReaderGrace(2000)
+            .withAdminSecretFile(TestSupport.adminSecretFile());
 
     @RegisterExtension
     static final BookKeeperCluster bookies = BookKeeperCluster.perTestClass(3);
@@ -88,7 +89,7 @@ class AbortedRangeSweepTest {
             int written = TestSupport.versionsAt(name, inDoubt);
             assertEquals(ROWS + 2, written, "the child's writes and its delete are in HBase");
 
-            try (TransactionManager tm = TransactionManager.create(c.connection(), "127.0.0.1", second.port())) {
+            try (TransactionManager tm = TestSupport.adminManager(c, second.port())) {
                 assertEquals(1, tm.oracle().replica().abortedRanges().size(), "the HELLO carries the range");
                 assertCommittedDataOnly(tm, t);
                 // A recovered oracle holds its watermark down for the reader grace (readers of the oracle before).
@@ -123,7 +124,7 @@ class AbortedRangeSweepTest {
             assertTrue(second.server().awaitFatalError(20, TimeUnit.SECONDS));
             assertFalse(third.recovered().abortedRanges().stream().anyMatch(range::sameInterval),
                     "swept range replayed back: " + third.recovered().abortedRanges());
-            try (TransactionManager tm = TransactionManager.create(c.connection(), "127.0.0.1", third.port())) {
+            try (TransactionManager tm = TestSupport.adminManager(c, third.port())) {
                 assertCommittedDataOnly(tm, t);
             }
         } finally {

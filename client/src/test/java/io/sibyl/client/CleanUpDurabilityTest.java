@@ -101,6 +101,7 @@ class CleanUpDurabilityTest {
             conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port());
             conf.set(TransactionManager.WRITE_BUFFER_BYTES, "0"); // writes reach HBase before commit
             conf.set("hbase.client.pause", "100");
+            conf.set(TransactionManager.ADMIN_SECRET_FILE, TestSupport.adminSecretFile()); // sweeps, when bySweeper
             try (TransactionManager tm = TransactionManager.create(conf);
                  TTable t = new TTable(tm.getConnection(), name);
                  OracleClient bare = OracleClient.connect("127.0.0.1", oracle.port())) {
@@ -166,7 +167,7 @@ class CleanUpDurabilityTest {
         MiniCluster c = MiniCluster.get();
         MiniHBaseCluster hbase = c.util().getMiniHBaseCluster();
         try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 12, COMMIT_WINDOW, 1 << 10));
+                .withCapacities(1 << 12, COMMIT_WINDOW, 1 << 10).withAdminSecretFile(TestSupport.adminSecretFile()));
              Admin admin = c.connection().getAdmin()) {
             boolean balancerWasOn = admin.balancerSwitch(false, true);
             ServerName original = hbase.getServerHoldingMeta();

@@ -117,6 +117,7 @@ class InDoubtCommitAnswerTest {
                 ByteBuf hello = Unpooled.buffer();
                 hello.writeByte(Wire.HELLO);
                 hello.writeShort(Wire.VERSION);
+                hello.writeZero(Wire.NONCE_BYTES);
                 Varints.writeUnsigned(hello, nextTimestamp.get()); // T_init
                 Varints.writeUnsigned(hello, 0); // T_max
                 Varints.writeUnsigned(hello, 100_000); // max write set rows
@@ -124,6 +125,8 @@ class InDoubtCommitAnswerTest {
                 Varints.writeUnsigned(hello, graceMillis);
                 Varints.writeUnsigned(hello, 0); // no transaction max age
                 Varints.writeUnsigned(hello, 0); // aborted set
+                Varints.writeUnsigned(hello, 0); // none added since the snapshot
+                Varints.writeUnsigned(hello, 0); // none removed since
                 Varints.writeUnsigned(hello, 0); // aborted ranges
                 send(s, hello);
                 Thread heartbeat = new Thread(() -> {

@@ -120,4 +120,30 @@ final class TestSupport {
         }
         return n;
     }
+
+    private static String adminSecretFile;
+
+    /**
+     * A file holding an admin secret, for oracles ({@code withAdminSecretFile}) and sweepers
+     * ({@link TransactionManager#ADMIN_SECRET_FILE}) of tests: the sweep's reports need the admin role.
+     */
+    static synchronized String adminSecretFile() {
+        if (adminSecretFile == null) {
+            try {
+                java.nio.file.Path f = java.nio.file.Files.createTempFile("sibyl-admin", ".secret");
+                f.toFile().deleteOnExit();
+                java.nio.file.Files.writeString(f, "test-admin-secret-" + System.nanoTime() + "\n");
+                adminSecretFile = f.toString();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return adminSecretFile;
+    }
+
+    /** A manager of {@code c} on the oracle at {@code port} with the admin role ({@link #adminSecretFile}). */
+    static TransactionManager adminManager(MiniCluster c, int port) throws IOException {
+        return c.manager(Map.of(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + port,
+                TransactionManager.ADMIN_SECRET_FILE, adminSecretFile()));
+    }
 }

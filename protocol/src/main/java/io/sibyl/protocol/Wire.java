@@ -16,14 +16,24 @@ public final class Wire {
     /**
      * Protocol version this build speaks (2: HELLO carries aborted ranges, decision blocks may hold ABORT_RANGE;
      * 3: HELLO carries the reader grace period, and a silent connection gets empty frames as heartbeats; 4:
-     * {@link #RANGE_CLEANED_UP} and the FORGET_RANGE record; 5: HELLO carries the oracle's transaction max age).
+     * {@link #RANGE_CLEANED_UP} and the FORGET_RANGE record; 5: HELLO carries the oracle's transaction max age; 6:
+     * HELLO carries a {@link #NONCE_BYTES}-byte nonce after the version, a client's handshake may carry its identity
+     * token, and {@link #AUTHENTICATE} gives a connection the admin role).
      */
-    public static final short VERSION = 5;
+    public static final short VERSION = 6;
     /**
-     * Optional seventh byte of the handshake, who connects: a client (the same as no such byte: clients of version 5
-     * send six bytes). Added without changing the version; an older oracle ignores the byte.
+     * Optional seventh byte of the handshake, who connects: a client (the same as no such byte). A client may follow
+     * it with its 8-byte identity token ({@link #HANDSHAKE_TOKEN_BYTES}): the connections that present the same token
+     * are one client, which may abort and report the clean-up of the transactions it began on any of them. Without a
+     * token a connection is a client of its own.
      */
     public static final byte ROLE_CLIENT = 0;
+    /** Bytes of a client's identity token in its handshake. */
+    public static final int HANDSHAKE_TOKEN_BYTES = 8;
+    /** Bytes of the random nonce in every HELLO, which an {@link #AUTHENTICATE} proof is computed over. */
+    public static final int NONCE_BYTES = 16;
+    /** Bytes of the proof in {@link #AUTHENTICATE}: an HMAC-SHA256. */
+    public static final int PROOF_BYTES = 32;
     /**
      * Handshake role of the hot standby's watch of its leader: the oracle sends no HELLO and keeps the connection open
      * (counted in its connection limit) until either side closes it; any frame after the handshake is malformed.
@@ -51,6 +61,13 @@ public final class Wire {
      * the range once every transaction that started before the report has finished.
      */
     public static final byte RANGE_CLEANED_UP = 8;
+    /**
+     * Asks for the admin role: body {@value #PROOF_BYTES} bytes, {@code HMAC-SHA256(admin secret, HELLO nonce)}
+     * ({@link AdminProof}); answered with {@link #ACK}, or {@link #ERR_FORBIDDEN} when the oracle has no admin secret
+     * or the proof does not match. The admin role may abort any transaction and report the clean-up of any aborted
+     * transaction or aborted range (the sweeper's work).
+     */
+    public static final byte AUTHENTICATE = 9;
 
     // oracle -> client
     public static final byte HELLO = 32;
@@ -90,4 +107,6 @@ public final class Wire {
     public static final byte ERR_FELL_BEHIND = 5;
     public static final byte ERR_SHUTTING_DOWN = 6;
     public static final byte ERR_OVERLOADED = 7;
+    /** The request needs the admin role ({@link #AUTHENTICATE}) or another client's identity: nothing was done. */
+    public static final byte ERR_FORBIDDEN = 8;
 }

@@ -26,7 +26,8 @@ class MessageTypesTest {
         assertEquals(40, Wire.WATERMARK);
         // Version 3 changed only the HELLO layout (the reader grace period); the codes stayed. Version 4 added one.
         assertEquals(8, Wire.RANGE_CLEANED_UP);
-        assertEquals(5, Wire.VERSION, "HELLO carries the transaction max age since version 5");
+        assertEquals(9, Wire.AUTHENTICATE);
+        assertEquals(6, Wire.VERSION, "HELLO carries a nonce for AUTHENTICATE since version 6");
         Set<Byte> all = new HashSet<>();
         for (byte b : requests) {
             all.add(b);
@@ -34,7 +35,8 @@ class MessageTypesTest {
         for (byte b : replies) {
             all.add(b);
         }
-        assertTrue(all.add(Wire.WATERMARK_QUERY) && all.add(Wire.WATERMARK) && all.add(Wire.RANGE_CLEANED_UP),
+        assertTrue(all.add(Wire.WATERMARK_QUERY) && all.add(Wire.WATERMARK) && all.add(Wire.RANGE_CLEANED_UP)
+                        && all.add(Wire.AUTHENTICATE),
                 "no code is used twice");
     }
 }

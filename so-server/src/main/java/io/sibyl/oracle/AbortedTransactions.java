@@ -1,5 +1,7 @@
 package io.sibyl.oracle;
 
+import io.netty.buffer.ByteBuf;
+
 /**
  * The aborted set with its clean-up protocol. An aborted transaction is forgotten only after its client reported its
  * writes cleaned up and every transaction that started before that report has finished, because such a reader may
@@ -7,14 +9,49 @@ package io.sibyl.oracle;
  */
 public final class AbortedTransactions {
     private final LongLongHashMap aborted = new LongLongHashMap(1024);
+    private final AbortedSetImage image = new AbortedSetImage();
     private long[] pendingTs = new long[1024];
     private long[] pendingReportTs = new long[1024];
     private int pendingHead;
     private int pendingCount;
 
-    /** Adds {@code ts}; returns false if it was already aborted. */
+    /**
+     * Identity of no client: a transaction aborted with it (recovered from the journal, or its owner unknown) may be
+     * reported cleaned up by the admin role only.
+     */
+    public static final long NOBODY = 0;
+
+    /** Adds {@code ts} with no owner ({@link #NOBODY}); returns false if it was already aborted. */
     public boolean add(long ts) {
-        return aborted.put(ts, 1);
+        return add(ts, NOBODY);
+    }
+
+    /**
+     * Adds {@code ts}, begun by the client {@code identity} (the token its connections share); returns false if it
+     * was already aborted.
+     */
+    public boolean add(long ts, long identity) {
+        if (aborted.containsKey(ts)) {
+            return false;
+        }
+        aborted.put(ts, identity);
+        image.added(ts);
+        return true;
+    }
+
+    /** Times the HELLO image was encoded from the whole set. */
+    long imageEncodings() {
+        return image.encodings();
+    }
+
+    /** Writes the set in the HELLO's form ({@link AbortedSetImage#write}), without sorting it in the common case. */
+    public void writeForHello(ByteBuf out) {
+        image.write(out, this);
+    }
+
+    /** The client that began the aborted transaction {@code ts}: {@link #NOBODY} if unknown or not aborted. */
+    public long identityOf(long ts) {
+        return aborted.get(ts, NOBODY);
     }
 
     public boolean contains(long ts) {
@@ -54,6 +91,7 @@ public final class AbortedTransactions {
             pendingHead = (pendingHead + 1) % pendingTs.length;
             pendingCount--;
             if (aborted.remove(ts)) {
+                image.removed(ts);
                 sink.accept(ts);
             }
         }

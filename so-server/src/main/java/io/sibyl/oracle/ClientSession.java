@@ -10,6 +10,7 @@ import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.security.SecureRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,8 +30,18 @@ final class ClientSession {
      */
     static final long MIN_MAX_QUEUED_BYTES = 4L << 20;
 
+    /** Nonces and identities must be unpredictable: they stand between a stranger and the admin role or a client's transactions. */
+    private static final SecureRandom RANDOM = new SecureRandom();
+
     final int id;
     final Channel channel;
+    /** Random bytes sent in this connection's HELLO; an {@code AUTHENTICATE} proof is computed over them. */
+    final byte[] nonce = new byte[Wire.NONCE_BYTES];
+    /**
+     * The client this connection belongs to: the token of its handshake, or a random one when it sent none. Set on the
+     * event loop before the handshake is queued to the sequencer, read by the sequencer after.
+     */
+    volatile long identity;
     private final ReplicationLog log;
     private final long maxLagBytes;
     private final long pushIntervalNanos;
@@ -51,6 +62,8 @@ final class ClientSession {
     private final AtomicInteger pendingDeliveries = new AtomicInteger();
 
     // Owned by the sequencer thread.
+    /** The connection proved the admin secret. */
+    boolean admin;
     ByteBuf pendingReplies;
     ReplicationLog.Node startCursor;
     boolean disconnected;
@@ -58,6 +71,8 @@ final class ClientSession {
     boolean warnedForeignFinish;
     /** A BEGIN was refused for this connection's quota of running transactions and logged: not logged again. */
     boolean warnedQuota;
+    /** A request was refused as forbidden and logged: not logged again. */
+    boolean warnedForbidden;
 
     // Owned by the channel's event loop.
     private ReplicationLog.Node cursor;
@@ -77,6 +92,17 @@ final class ClientSession {
         // Clients stop reading half a grace period after they last heard from the oracle: send often enough that a
         // live connection never gets near that.
         this.heartbeatNanos = Math.min(1000, config.readerGraceMillis() / 10) * 1_000_000L;
+        RANDOM.nextBytes(nonce);
+        identity = randomIdentity();
+    }
+
+    /** A fresh identity: never 0 (no client) nor Long.MIN_VALUE (the oracle's maps' empty value). */
+    static long randomIdentity() {
+        long v;
+        do {
+            v = RANDOM.nextLong();
+        } while (v == 0 || v == Long.MIN_VALUE);
+        return v;
     }
 
     /** Called by the sequencer for each reply buffer it seals, before the block goes to the journal. */

@@ -46,6 +46,13 @@ final class FrameValidator {
                             throw new ProtocolException("range (" + from + ", " + to + "] is empty or negative");
                         }
                     }
+                    case Wire.AUTHENTICATE -> {
+                        if (in.readableBytes() < Wire.PROOF_BYTES) {
+                            throw new ProtocolException("authenticate carries " + in.readableBytes() + " bytes of"
+                                    + " proof; expected " + Wire.PROOF_BYTES);
+                        }
+                        in.skipBytes(Wire.PROOF_BYTES);
+                    }
                     default -> throw new ProtocolException("unknown message type " + type);
                 }
             } catch (ProtocolException e) {

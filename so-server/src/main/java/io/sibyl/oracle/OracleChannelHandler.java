@@ -129,8 +129,12 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         }
         try {
             if (!handshaken) {
-                byte role = handshake(frame);
+                Handshake hs = handshake(frame);
+                byte role = hs.role();
                 frame.release();
+                if (hs.identity() != 0 && hs.identity() != Long.MIN_VALUE) {
+                    session.identity = hs.identity();
+                }
                 handshaken = true;
                 handshakeTimer.cancel(false);
                 if (role == Wire.ROLE_WATCH) {
@@ -166,8 +170,12 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.FRAME, session, frame));
     }
 
-    /** Checks the handshake and returns its role ({@link Wire#ROLE_CLIENT} when the frame has none). */
-    private static byte handshake(ByteBuf frame) {
+    /** A handshake's role and the client's identity token (0: none sent). */
+    private record Handshake(byte role, long identity) {
+    }
+
+    /** Checks the handshake: its role ({@link Wire#ROLE_CLIENT} when the frame has none) and token. */
+    private static Handshake handshake(ByteBuf frame) {
         if (frame.readableBytes() < 6) {
             throw new ProtocolException("handshake of " + frame.readableBytes() + " bytes; expected magic and version"
                     + " (is this a Sibyl client?)");
@@ -183,18 +191,25 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
                     + Wire.VERSION + "; upgrade the older side");
         }
         if (!frame.isReadable()) {
-            return Wire.ROLE_CLIENT;
+            return new Handshake(Wire.ROLE_CLIENT, 0);
         }
-        if (frame.readableBytes() > 1) {
-            throw new ProtocolException("handshake of " + (6 + frame.readableBytes()) + " bytes; expected 6 (magic,"
-                    + " version) or 7 (and a role)");
+        int rest = frame.readableBytes();
+        if (rest != 1 && rest != 1 + Wire.HANDSHAKE_TOKEN_BYTES) {
+            throw new ProtocolException("handshake of " + (6 + rest) + " bytes; expected 6 (magic, version), 7 (and a"
+                    + " role) or " + (7 + Wire.HANDSHAKE_TOKEN_BYTES) + " (and a client's identity token)");
         }
         byte role = frame.readByte();
         if (role != Wire.ROLE_CLIENT && role != Wire.ROLE_WATCH) {
             throw new ProtocolException("unknown handshake role " + role + "; expected " + Wire.ROLE_CLIENT
                     + " (client) or " + Wire.ROLE_WATCH + " (a standby's watch)");
         }
-        return role;
+        if (!frame.isReadable()) {
+            return new Handshake(role, 0);
+        }
+        if (role != Wire.ROLE_CLIENT) {
+            throw new ProtocolException("only a client (role " + Wire.ROLE_CLIENT + ") sends an identity token");
+        }
+        return new Handshake(role, frame.readLong());
     }
 
     /** The peer is a Sibyl client of another protocol version. */

@@ -36,7 +36,9 @@ public record OracleConfig(
         long transactionMaxAgeMillis,
         long handshakeTimeoutMillis,
         int maxConnections,
-        int maxRunningTransactionsPerConnection) {
+        int maxRunningTransactionsPerConnection,
+        String adminSecretFile,
+        int maxAbortedTransactions) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
     public enum JournalKind {
@@ -89,7 +91,7 @@ public record OracleConfig(
     public static OracleConfig defaults() {
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
-                HaSettings.defaults(), 3_600_000, 10_000, 4096, 0);
+                HaSettings.defaults(), 3_600_000, 10_000, 4096, 0, "", 1 << 17);
     }
 
     public OracleConfig {
@@ -98,6 +100,7 @@ public record OracleConfig(
         requireTable(conflictTableRows, 8, "conflict.table.rows");
         requireTable(recentCommitsCapacity, 2, "recent.commits.capacity");
         requireTable(maxRunningTransactions, 2, "max.running.transactions");
+        requireTable(maxAbortedTransactions, 1, "max.aborted.transactions");
         require(maxWriteSetRows >= 1, "max.write.set.rows", maxWriteSetRows, "at least 1");
         require(maxFrameBytes >= 1024 && maxFrameBytes <= MAX_FRAME_BYTES, "max.frame.bytes", maxFrameBytes,
                 "1024 to " + MAX_FRAME_BYTES);
@@ -121,6 +124,9 @@ public record OracleConfig(
                 "1 to " + MAX_CONNECTIONS);
         require(maxRunningTransactionsPerConnection >= 0, "max.running.transactions.per.connection",
                 maxRunningTransactionsPerConnection, "0 (half of max.running.transactions) or more");
+        if (adminSecretFile == null) {
+            throw new IllegalArgumentException("admin.secret.file must be a path or empty, not null");
+        }
         if (journal == null || journalSettings == null || ha == null) {
             throw new IllegalArgumentException("journal, journal settings and HA settings are required");
         }
@@ -146,7 +152,7 @@ public record OracleConfig(
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
@@ -154,21 +160,21 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
@@ -176,7 +182,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
     }
 
     /** Copy whose transactions are aborted once they ran {@code millis} (0: never). */
@@ -185,7 +191,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, millis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection);
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
     }
 
     /**
@@ -197,7 +203,8 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
-                journalSettings, ha, transactionMaxAgeMillis, handshakeMillis, connections, perConnection);
+                journalSettings, ha, transactionMaxAgeMillis, handshakeMillis, connections, perConnection,
+                adminSecretFile, maxAbortedTransactions);
     }
 
     /**
@@ -216,7 +223,25 @@ public record OracleConfig(
         return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
+    }
+
+    /** Copy whose admin role is proven with the secret in {@code file} (empty: no connection can be admin). */
+    public OracleConfig withAdminSecretFile(String file) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
+                maxRunningTransactionsPerConnection, file, maxAbortedTransactions);
+    }
+
+    /** Copy that refuses begins once {@code limit} aborted transactions wait for their clean-up. */
+    public OracleConfig withMaxAbortedTransactions(int limit) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
+                maxRunningTransactionsPerConnection, adminSecretFile, limit);
     }
 
     /** Copy with the given high-availability settings. */
@@ -224,7 +249,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
@@ -232,7 +257,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
     }
 
     /**
@@ -273,7 +298,9 @@ public record OracleConfig(
                 longOf(p, "transaction.max.age.ms", d.transactionMaxAgeMillis),
                 longOf(p, "handshake.timeout.ms", d.handshakeTimeoutMillis),
                 intOf(p, "max.connections", d.maxConnections),
-                intOf(p, "max.running.transactions.per.connection", d.maxRunningTransactionsPerConnection));
+                intOf(p, "max.running.transactions.per.connection", d.maxRunningTransactionsPerConnection),
+                p.getProperty("admin.secret.file", d.adminSecretFile).trim(),
+                intOf(p, "max.aborted.transactions", d.maxAbortedTransactions));
     }
 
     private static boolean boolOf(Properties p, String key, boolean dflt) {
@@ -332,6 +359,11 @@ public record OracleConfig(
         m.put("max.block.records", maxBlockRecords + "  # requests decided per block before it is sealed and its replies released");
         m.put("max.connections", maxConnections + "  # open connections (clients, region servers, sweepers,"
                 + " standbys); a connection beyond it gets an error and is closed");
+        m.put("max.aborted.transactions", maxAbortedTransactions + "  # aborted transactions kept until swept;"
+                + " at the limit new begins are refused until bin/sibyl-sweep reports some cleaned up");
+        m.put("admin.secret.file", adminSecretFile + "  # file holding the secret that gives a connection the admin"
+                + " role (the sweeper's: abort any transaction, report clean-up of dead clients' transactions and"
+                + " aborted ranges); empty: no connection can be admin");
         m.put("handshake.timeout.ms", handshakeTimeoutMillis + "  # a connection that has not sent its handshake"
                 + " this long after it was accepted gets an error and is closed");
         m.put("push.interval.ms", pushIntervalMillis + "  # a silent connection gets commit metadata pushed after this");

@@ -7,6 +7,7 @@ import io.sibyl.oracle.journal.JournalBootstrap;
 import io.sibyl.oracle.journal.JournalClients;
 import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.oracle.journal.RecoveredState;
+import io.sibyl.protocol.AdminProof;
 import io.sibyl.protocol.LeaderRecord;
 import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
@@ -287,7 +288,11 @@ public final class OracleServerMain {
                         + " --key=value (e.g. --port=24680), or --config FILE");
             }
         }
-        return OracleConfig.fromProperties(p);
+        OracleConfig config = OracleConfig.fromProperties(p);
+        if (!config.adminSecretFile().isEmpty()) {
+            AdminProof.readSecret(Path.of(config.adminSecretFile()), "admin.secret.file"); // refused now, not later
+        }
+        return config;
     }
 
     /** The default of {@code key} as an example value, or VALUE for a key that is not known. */

@@ -41,6 +41,11 @@ public final class OracleState {
      * running transactions: it is refused, others are not.
      */
     public static final long OWNER_OVERLOADED = -102;
+    /**
+     * Result of {@link #begin} when {@code max.aborted.transactions} aborted transactions wait for their clean-up:
+     * each is in every replica and every HELLO, so the set is bounded; the sweep frees it.
+     */
+    public static final long ABORTED_SET_FULL = -103;
 
     private final ConflictTable conflicts;
     private final RecentCommits commits;
@@ -64,7 +69,10 @@ public final class OracleState {
     private final LongSupplier nanoClock;
     private final DecisionBlockWriter block = new DecisionBlockWriter();
     private final long reservationBlock;
-    private final RunningTransactions.TimestampSink recordAbort = this::recordAbort;
+    private final int maxAborted;
+    private final RunningTransactions.AbortSink recordAbort = this::recordAbort;
+    /** Identity (client token) of each connected owner, keyed by owner + 1 (0 marks a free slot). */
+    private final LongLongHashMap identities = new LongLongHashMap(64);
     private final RunningTransactions.TimestampSink recordForget = block::forget;
 
     private long clock;
@@ -169,6 +177,7 @@ public final class OracleState {
                 ? nanoClock.getAsLong() + Math.max(recoveryHoldMillis, config.readerGraceMillis()) * 1_000_000L
                 : Long.MIN_VALUE;
         reservationBlock = config.timestampReservationBlock();
+        maxAborted = config.maxAbortedTransactions();
         clock = lastTimestamp;
         reservedUpTo = lastTimestamp;
         tMax = recoveredTmax;
@@ -278,6 +287,10 @@ public final class OracleState {
             refusedBegins++;
             return OVERLOADED;
         }
+        if (aborted.size() >= maxAborted) {
+            refusedBegins++;
+            return ABORTED_SET_FULL;
+        }
         long ts = nextTimestamp();
         running.add(ts, owner);
         beginCount++;
@@ -306,15 +319,16 @@ public final class OracleState {
             // an earlier oracle stopped is aborted.
             return aborted.contains(startTs) || isInDoubt(startTs) ? ALREADY_ABORTED : UNKNOWN;
         }
+        int owner = running.lastFinishedOwner();
         if (startTs < tMax) {
-            recordAbort(startTs);
+            recordAbort(startTs, owner);
             tooOldAborts++;
             return TOO_OLD;
         }
         prefetchSink += conflicts.prefetch(rowIds, count);
         for (int i = 0; i < count; i++) {
             if (conflicts.lastCommit(rowIds[i]) > startTs) {
-                recordAbort(startTs);
+                recordAbort(startTs, owner);
                 conflictAborts++;
                 return CONFLICT;
             }
@@ -349,7 +363,7 @@ public final class OracleState {
     public boolean abort(long startTs) {
         int state = running.finish(startTs);
         if (state == RunningTransactions.RUNNING) {
-            recordAbort(startTs);
+            recordAbort(startTs, running.lastFinishedOwner());
             return true;
         }
         return state == RunningTransactions.ABORTED_BY_TMAX || state == RunningTransactions.ABORTED_ELSEWHERE;
@@ -364,8 +378,9 @@ public final class OracleState {
      * aborted is left as it is. Returns true if it was aborted now.
      */
     public boolean abortForOwner(long startTs) {
+        int owner = running.ownerOf(startTs);
         if (running.abortHeld(startTs)) {
-            recordAbort(startTs);
+            recordAbort(startTs, owner);
             return true;
         }
         return false;
@@ -380,6 +395,42 @@ public final class OracleState {
             // aborted: transaction.max.age.ms aborted it and let it go; its client finishes it only now.)
             aborted.cleanedUp(startTs, clock);
         }
+    }
+
+    /**
+     * A connection of {@code owner} opened for the client {@code identity}: the token its connections share, so that
+     * it may abort and report the clean-up of its transactions from any of them ({@link #isClientOf},
+     * {@link #mayReportCleanedUp}). Called before the owner's first request.
+     */
+    public void connect(int owner, long identity) {
+        if (identity == AbortedTransactions.NOBODY || identity == Long.MIN_VALUE) {
+            throw new IllegalArgumentException("reserved identity " + identity);
+        }
+        identities.put(owner + 1L, identity);
+    }
+
+    private long identityOf(int owner) {
+        return owner < 0 ? AbortedTransactions.NOBODY : identities.get(owner + 1L, AbortedTransactions.NOBODY);
+    }
+
+    /** True if the running transaction {@code startTs} was begun by a connection of the client {@code identity}. */
+    public boolean isClientOf(long startTs, long identity) {
+        long owner = identityOf(running.ownerOf(startTs));
+        return owner != AbortedTransactions.NOBODY && owner == identity;
+    }
+
+    /**
+     * True if the client {@code identity} may report {@code startTs} cleaned up: it began it, or it is not aborted
+     * (the report changes nothing). The transactions of lost clients, and those recovered from the journal, need the
+     * admin role: a report of a transaction whose versions are still in the data store would make them read as
+     * committed once T_max passes it.
+     */
+    public boolean mayReportCleanedUp(long startTs, long identity) {
+        if (!aborted.contains(startTs)) {
+            return true;
+        }
+        long owner = aborted.identityOf(startTs);
+        return owner != AbortedTransactions.NOBODY && owner == identity;
     }
 
     /** The client removed every version {@code startTs} wrote. Returns false if it is not an aborted transaction. */
@@ -414,6 +465,7 @@ public final class OracleState {
     public void disconnect(int owner) {
         long abortsBefore = abortCount;
         long oldest = running.finishAllOf(owner, recordAbort);
+        identities.remove(owner + 1L);
         disconnectAborts += abortCount - abortsBefore;
         if (oldest != Long.MAX_VALUE) {
             holds.hold(oldest, nanoClock.getAsLong());
@@ -445,8 +497,8 @@ public final class OracleState {
         return commits.commitTsOf(ts);
     }
 
-    private void recordAbort(long ts) {
-        if (aborted.add(ts)) {
+    private void recordAbort(long ts, int owner) {
+        if (aborted.add(ts, identityOf(owner))) {
             block.abort(ts);
             abortCount++;
         }
@@ -574,13 +626,23 @@ public final class OracleState {
         return tMax;
     }
 
-    /** Calls {@code sink} with every aborted transaction (for a new connection's handshake). */
+    /** Writes the aborted set in the HELLO's form: snapshot, added, removed ({@link AbortedSetImage}). */
+    public void writeAbortedForHello(ByteBuf out) {
+        aborted.writeForHello(out);
+    }
+
+    /** Calls {@code sink} with every aborted transaction. */
     public void forEachAborted(RunningTransactions.TimestampSink sink) {
         aborted.forEach(sink);
     }
 
     public int abortedCount() {
         return aborted.size();
+    }
+
+    /** {@code max.aborted.transactions}. */
+    public int maxAborted() {
+        return maxAborted;
     }
 
     /** Transactions started and not finished. */

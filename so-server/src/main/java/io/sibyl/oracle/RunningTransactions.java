@@ -40,6 +40,8 @@ public final class RunningTransactions {
     private long tail;
     /** Every entry below this index has already been compared with T_max. */
     private long tMaxScanned;
+    /** Owner of the transaction the last {@link #finish} found. */
+    private int lastFinishedOwner = -1;
 
     /** @param maxLive maximum number of running transactions, with no quota per owner. */
     public RunningTransactions(int maxLive) {
@@ -185,9 +187,21 @@ public final class RunningTransactions {
         int state = states[i];
         states[i] = DONE;
         live--;
+        lastFinishedOwner = owners[i];
         ownerFinishedOne(owners[i]);
         compactHead();
         return state;
+    }
+
+    /** Owner of the transaction the last {@link #finish} found (unspecified when it found none). */
+    public int lastFinishedOwner() {
+        return lastFinishedOwner;
+    }
+
+    /** Owner of {@code ts} while it is in the table, else -1. */
+    public int ownerOf(long ts) {
+        long index = find(ts);
+        return index < 0 ? -1 : owners[(int) (index & mask)];
     }
 
     /**
@@ -249,6 +263,11 @@ public final class RunningTransactions {
      * {@code aborted}. Each transaction is reported at most once.
      */
     public void abortStartedBefore(long tMax, TimestampSink aborted) {
+        abortStartedBefore(tMax, (ts, owner) -> aborted.accept(ts));
+    }
+
+    /** As {@link #abortStartedBefore(long, TimestampSink)}, telling each transaction's owner. */
+    public void abortStartedBefore(long tMax, AbortSink aborted) {
         while (tMaxScanned < tail) {
             int i = (int) (tMaxScanned & mask);
             if (startTs[i] >= tMax) {
@@ -256,7 +275,7 @@ public final class RunningTransactions {
             }
             if (states[i] == RUNNING) {
                 states[i] = (byte) ABORTED_BY_TMAX;
-                aborted.accept(startTs[i]);
+                aborted.aborted(startTs[i], owners[i]);
             }
             tMaxScanned++;
         }
@@ -267,12 +286,17 @@ public final class RunningTransactions {
      * Returns the oldest start timestamp finished, or {@link Long#MAX_VALUE} if the owner had none.
      */
     public long finishAllOf(int owner, TimestampSink aborted) {
+        return finishAllOf(owner, (ts, o) -> aborted.accept(ts));
+    }
+
+    /** As {@link #finishAllOf(int, TimestampSink)}, telling each transaction's owner. */
+    public long finishAllOf(int owner, AbortSink aborted) {
         long oldest = Long.MAX_VALUE;
         for (long index = head; index < tail; index++) {
             int i = (int) (index & mask);
             if (owners[i] == owner && states[i] != DONE) {
                 if (states[i] == RUNNING) {
-                    aborted.accept(startTs[i]);
+                    aborted.aborted(startTs[i], owner);
                 }
                 oldest = Math.min(oldest, startTs[i]);
                 states[i] = DONE;
@@ -291,6 +315,11 @@ public final class RunningTransactions {
      * to {@code aborted}. Returns how many were finished.
      */
     public int finishStartedUpTo(long lastTs, TimestampSink aborted) {
+        return finishStartedUpTo(lastTs, (ts, owner) -> aborted.accept(ts));
+    }
+
+    /** As {@link #finishStartedUpTo(long, TimestampSink)}, telling each transaction's owner. */
+    public int finishStartedUpTo(long lastTs, AbortSink aborted) {
         int finished = 0;
         for (long index = head; index < tail; index++) {
             int i = (int) (index & mask);
@@ -299,7 +328,7 @@ public final class RunningTransactions {
             }
             if (states[i] != DONE) {
                 if (states[i] == RUNNING) {
-                    aborted.accept(startTs[i]);
+                    aborted.aborted(startTs[i], owners[i]);
                 }
                 states[i] = DONE;
                 live--;
@@ -320,5 +349,11 @@ public final class RunningTransactions {
     @FunctionalInterface
     public interface TimestampSink {
         void accept(long ts);
+    }
+
+    /** Receives an aborted transaction's start timestamp and its owner. */
+    @FunctionalInterface
+    public interface AbortSink {
+        void aborted(long ts, int owner);
     }
 }

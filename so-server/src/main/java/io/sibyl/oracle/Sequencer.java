@@ -2,6 +2,7 @@ package io.sibyl.oracle;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.sibyl.protocol.AdminProof;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.ProtocolException;
 import io.sibyl.protocol.Varints;
@@ -9,8 +10,8 @@ import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.LockSupport;
@@ -58,6 +59,8 @@ final class Sequencer implements Runnable {
     private final Executor inlineOwner;
     /** Requests handled since the last seal: bounds how long replies wait while input keeps coming. */
     private int requestsInBlock;
+    /** The admin secret ({@code admin.secret.file}), or null: then no connection can be admin. */
+    private final byte[] adminSecret;
 
     /**
      * {@code inlineOwner}: in inline mode, the single I/O thread's executor (it owns the state); null otherwise.
@@ -73,6 +76,8 @@ final class Sequencer implements Runnable {
         this.config = config;
         this.alloc = alloc;
         this.replyHold = new ReplyHold(lease, journal, this::runOnOwner);
+        this.adminSecret = config.adminSecretFile().isEmpty() ? null
+                : AdminProof.readSecret(Path.of(config.adminSecretFile()), "admin.secret.file");
         journal.checkpointsFollow();
     }
 
@@ -195,27 +200,20 @@ final class Sequencer implements Runnable {
     }
 
     private void hello(ClientSession session) {
+        state.connect(session.id, session.identity);
         session.startCursor = log.tail();
         handshakeCursorUsers++;
-        long[] aborted = new long[state.abortedCount()];
-        int[] n = {0};
-        state.forEachAborted(ts -> aborted[n[0]++] = ts);
-        Arrays.sort(aborted);
         ByteBuf out = out(session);
         out.writeByte(Wire.HELLO);
         out.writeShort(Wire.VERSION);
+        out.writeBytes(session.nonce);
         Varints.writeUnsigned(out, state.clock() + 1);
         Varints.writeUnsigned(out, state.tMax());
         Varints.writeUnsigned(out, config.maxWriteSetRows());
         Varints.writeUnsigned(out, config.maxFrameBytes());
         Varints.writeUnsigned(out, config.readerGraceMillis());
         Varints.writeUnsigned(out, config.transactionMaxAgeMillis());
-        Varints.writeUnsigned(out, aborted.length);
-        long previous = 0;
-        for (long ts : aborted) {
-            Varints.writeUnsigned(out, ts - previous);
-            previous = ts;
-        }
+        state.writeAbortedForHello(out); // a copy of an image encoded earlier: no sort of the set per handshake
         state.writeAbortedRanges(out); // transactions running when earlier oracles stopped: aborted
     }
 
@@ -241,6 +239,17 @@ final class Sequencer implements Runnable {
                                 + state.runningCountOf(session.id) + " transactions running, its limit"
                                 + " (max.running.transactions.per.connection=" + state.maxRunningPerOwner() + "):"
                                 + " finish or roll back its open transactions, or raise the limit on the oracle");
+                    } else if (ts == OracleState.ABORTED_SET_FULL) {
+                        if (!session.warnedQuota) {
+                            session.warnedQuota = true;
+                            LOG.warn("refusing begins: {} aborted transactions wait for their clean-up"
+                                    + " (max.aborted.transactions={}); run bin/sibyl-sweep", state.abortedCount(),
+                                    state.maxAborted());
+                        }
+                        Frames.writeError(out, id, Wire.ERR_OVERLOADED, state.abortedCount() + " aborted transactions"
+                                + " wait for their clean-up, the limit (max.aborted.transactions=" + state.maxAborted()
+                                + "): run bin/sibyl-sweep with the admin secret to delete the versions of lost clients'"
+                                + " transactions, or raise the limit on the oracle");
                     } else if (ts == OracleState.OVERLOADED) {
                         // Counted below like any reply, so a frame of refused BEGINs still leaves in blocks of
                         // max.block.records replies and a client that reads nothing is noticed after one of them.
@@ -254,23 +263,35 @@ final class Sequencer implements Runnable {
                     }
                 }
                 case Wire.COMMIT -> commit(session, id, in);
-                case Wire.ABORT -> {
-                    long ts = Varints.readUnsigned(in);
-                    if (state.begunByAnother(ts, session.id)) {
-                        state.abortForOwner(ts); // decided now, but still held under the watermark for its owner
-                    } else {
-                        state.abort(ts);
-                    }
-                    ack(session, id);
-                }
+                case Wire.ABORT -> abort(session, id, Varints.readUnsigned(in));
                 case Wire.CLEANED_UP -> {
-                    state.cleanedUp(Varints.readUnsigned(in));
-                    ack(session, id);
+                    long ts = Varints.readUnsigned(in);
+                    if (session.admin || state.mayReportCleanedUp(ts, session.identity)) {
+                        state.cleanedUp(ts);
+                        ack(session, id);
+                    } else {
+                        forbidden(session, id, "transaction " + ts + " was aborted on a connection of another"
+                                + " client (one that went away, or one an earlier oracle knew): only the admin role"
+                                + " may report its clean-up; bin/sibyl-sweep does, with the admin secret"
+                                + " (docs/operations.md, Security)");
+                    }
                 }
                 case Wire.RANGE_CLEANED_UP -> {
                     long from = Varints.readUnsigned(in);
-                    state.rangeCleanedUp(from, Varints.readUnsigned(in));
-                    ack(session, id);
+                    long to = Varints.readUnsigned(in);
+                    if (session.admin) {
+                        state.rangeCleanedUp(from, to);
+                        ack(session, id);
+                    } else {
+                        forbidden(session, id, "only the admin role may report the aborted range (" + from + ", "
+                                + to + "] cleaned up; bin/sibyl-sweep does, with the admin secret"
+                                + " (docs/operations.md, Security)");
+                    }
+                }
+                case Wire.AUTHENTICATE -> {
+                    byte[] proof = new byte[Wire.PROOF_BYTES];
+                    in.readBytes(proof);
+                    authenticate(session, id, proof);
                 }
                 case Wire.FINISH -> {
                     long ts = Varints.readUnsigned(in);
@@ -353,6 +374,47 @@ final class Sequencer implements Runnable {
             Varints.writeUnsigned(out, id);
             out.writeByte((int) -result);
         }
+    }
+
+    /**
+     * ABORT: a connection aborts its own transactions, and those its client began on connections it lost (same
+     * identity token); the admin role aborts any. Another client's transaction is refused: aborting it would make a
+     * stranger able to fail every commit.
+     */
+    private void abort(ClientSession session, long id, long ts) {
+        if (!state.begunByAnother(ts, session.id)) {
+            state.abort(ts);
+        } else if (session.admin || state.isClientOf(ts, session.identity)) {
+            state.abortForOwner(ts); // decided now, but still held under the watermark for its owner
+        } else {
+            forbidden(session, id, "transaction " + ts + " was begun by another client: only that client, or the"
+                    + " admin role, may abort it");
+            return;
+        }
+        ack(session, id);
+    }
+
+    private void authenticate(ClientSession session, long id, byte[] proof) {
+        if (adminSecret == null) {
+            forbidden(session, id, "this oracle has no admin secret (admin.secret.file is empty): set it on the"
+                    + " oracle, and the same secret in sibyl.client.admin.secret.file where the sweeper runs");
+        } else if (!AdminProof.verify(adminSecret, session.nonce, proof)) {
+            forbidden(session, id, "the admin secret does not match the oracle's: compare"
+                    + " sibyl.client.admin.secret.file with the oracle's admin.secret.file");
+        } else {
+            session.admin = true;
+            LOG.info("{} authenticated as admin", session.channel.remoteAddress());
+            ack(session, id);
+        }
+    }
+
+    /** Refuses a request that needs the admin role or another client's identity; said once per connection in the log. */
+    private void forbidden(ClientSession session, long id, String reason) {
+        if (!session.warnedForbidden) {
+            session.warnedForbidden = true;
+            LOG.warn("refused a request from {}: {}", session.channel.remoteAddress(), reason);
+        }
+        Frames.writeError(out(session), id, Wire.ERR_FORBIDDEN, reason);
     }
 
     private void ack(ClientSession session, long id) {

@@ -4,44 +4,183 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.sibyl.oracle.OracleSurvivesRandomFramesTest.Msg;
 import io.sibyl.oracle.OracleSurvivesRandomFramesTest.WireSocket;
+import io.sibyl.protocol.AdminProof;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Requests about a transaction from a connection that did not begin it (found by OracleSurvivesRandomFramesTest):
- * COMMIT is refused and FINISH ignored, so another connection cannot decide or drop it; ABORT is honoured (a client
- * aborts on a new connection a transaction it began on one it lost) but the transaction keeps holding the low
- * watermark for its owner until the owner is done with it.
+ * Requests about a transaction from a connection that did not begin it (found by OracleSurvivesRandomFramesTest and
+ * an attacker's tests): COMMIT is refused and FINISH ignored, so another connection cannot decide or drop it; ABORT
+ * is honoured from another connection of the same client (its identity token: a client aborts on a new connection a
+ * transaction it began on one it lost), the transaction then holding the low watermark for its owner until the
+ * owner is done with it, and from the admin role, but refused from a stranger; the clean-up of a lost client's
+ * transaction and of an aborted range may be reported by the admin role only.
  */
 class ForeignTransactionRequestsTest {
     private static final int MAX_WRITE_SET_ROWS = 4;
+    private static final long CLIENT = 0x5151_7777_1234_5678L;
+    private static final byte[] SECRET = "admin-secret-of-this-test-0123456789".getBytes(StandardCharsets.UTF_8);
+    @TempDir
+    static Path dir;
     private OracleServer server;
     private WireSocket owner;
+    /** Another connection of the owner's client (same identity token). */
     private WireSocket other;
+    /** A connection of another client, which knows the owner's timestamps from the HELLO and the metadata. */
+    private WireSocket stranger;
 
     @BeforeEach
     void start() throws Exception {
+        Path secret = dir.resolve("admin.secret");
+        Files.write(secret, SECRET);
         server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 12, 1 << 10, 1 << 8).withLimits(MAX_WRITE_SET_ROWS, 4096));
+                .withCapacities(1 << 12, 1 << 10, 1 << 8).withLimits(MAX_WRITE_SET_ROWS, 4096)
+                .withReaderGrace(100).withAdminSecretFile(secret.toString()));
         owner = WireSocket.connect(server.port());
-        owner.handshake(Wire.VERSION);
+        owner.handshakeAs(CLIENT);
         other = WireSocket.connect(server.port());
-        other.handshake(Wire.VERSION);
+        other.handshakeAs(CLIENT);
+        stranger = WireSocket.connect(server.port());
+        stranger.handshake(Wire.VERSION);
     }
 
     @AfterEach
     void stop() throws Exception {
         owner.close();
         other.close();
+        stranger.close();
         server.close();
+    }
+
+    @Test
+    void aStrangersAbortIsRefusedAndTheOwnerStillCommits() throws Exception {
+        long start = begin(owner);
+        stranger.send(request(Wire.ABORT, 1, start));
+        Msg refused = reply(stranger, 1);
+        assertEquals(Wire.ERROR, refused.type(), refused.toString());
+        assertEquals(Wire.ERR_FORBIDDEN, refused.code(), refused.toString());
+        assertTrue(refused.text().contains("another client"), refused.text());
+        assertEquals(Wire.STATUS_RUNNING, query(stranger, start).value());
+        owner.send(commit(2, start, 1));
+        assertEquals(Wire.COMMITTED, reply(owner, 2).type());
+    }
+
+    /**
+     * The attack: a lost client's transaction is in the aborted set (every HELLO lists it); a forged CLEANED_UP would
+     * let the oracle forget it once the watermark passes, and its versions, still in HBase, would read as committed.
+     */
+    @Test
+    void aForgedCleanUpOfALostClientsTransactionIsRefusedAndTheTransactionStaysAborted() throws Exception {
+        WireSocket victim = WireSocket.connect(server.port());
+        victim.handshakeAs(0x7777L);
+        long lost = begin(victim);
+        victim.close(); // killed mid-transaction: its versions stay in HBase until a sweep
+        awaitAborted(lost);
+        for (WireSocket forger : new WireSocket[] {stranger, owner}) {
+            forger.send(request(Wire.CLEANED_UP, 1, lost));
+            Msg refused = reply(forger, 1);
+            assertEquals(Wire.ERR_FORBIDDEN, refused.code(), refused.toString());
+            assertTrue(refused.text().contains("admin"), refused.text());
+        }
+        forgetWhatWasReported();
+        assertEquals(1, server.stats().abortedSet(), "the lost client's transaction is still aborted");
+        assertEquals(Wire.STATUS_ABORTED, query(stranger, lost).value());
+        stranger.send(request(Wire.RANGE_CLEANED_UP, 2, 0, lost));
+        assertEquals(Wire.ERR_FORBIDDEN, reply(stranger, 2).code(), "ranges are the admin's too");
+    }
+
+    @Test
+    void theAdminRoleReportsALostClientsCleanUpAndTheOracleForgetsTheTransaction() throws Exception {
+        WireSocket victim = WireSocket.connect(server.port());
+        victim.handshakeAs(0x7777L);
+        long lost = begin(victim);
+        victim.close();
+        awaitAborted(lost);
+        WireSocket admin = WireSocket.connect(server.port());
+        admin.handshake(Wire.VERSION);
+        ByteBuf wrong = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(1);
+        wrong.writeBytes(AdminProof.compute("not-the-admin-secret-0123".getBytes(StandardCharsets.UTF_8),
+                admin.nonce()));
+        admin.send(wrong);
+        Msg refused = reply(admin, 1);
+        assertEquals(Wire.ERR_FORBIDDEN, refused.code(), refused.toString());
+        assertTrue(refused.text().contains("sibyl.client.admin.secret.file"), refused.text());
+        ByteBuf replayed = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(2);
+        replayed.writeBytes(AdminProof.compute(SECRET, stranger.nonce())); // a proof made for another connection
+        admin.send(replayed);
+        assertEquals(Wire.ERR_FORBIDDEN, reply(admin, 2).code());
+        ByteBuf proof = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(3);
+        proof.writeBytes(AdminProof.compute(SECRET, admin.nonce()));
+        admin.send(proof);
+        assertEquals(Wire.ACK, reply(admin, 3).type());
+        admin.send(request(Wire.CLEANED_UP, 4, lost));
+        assertEquals(Wire.ACK, reply(admin, 4).type());
+        forgetWhatWasReported();
+        assertEquals(0, server.stats().abortedSet(), "reported by the admin: forgotten");
+        admin.close();
+    }
+
+    @Test
+    void aClientReportsTheCleanUpOfItsOwnAbortedTransactionFromAnotherOfItsConnections() throws Exception {
+        long start = begin(owner);
+        owner.send(commit(1, start, MAX_WRITE_SET_ROWS + 1)); // too large: aborted
+        assertEquals(Wire.ERR_TOO_LARGE, reply(owner, 1).code());
+        stranger.send(request(Wire.CLEANED_UP, 2, start));
+        assertEquals(Wire.ERR_FORBIDDEN, reply(stranger, 2).code());
+        other.send(request(Wire.CLEANED_UP, 3, start));
+        assertEquals(Wire.ACK, reply(other, 3).type());
+        forgetWhatWasReported();
+        assertEquals(0, server.stats().abortedSet());
+    }
+
+    @Test
+    void withoutAnAdminSecretNoConnectionBecomesAdminAndTheRefusalSaysWhatToSet() throws Exception {
+        try (OracleServer plain = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 12, 1 << 10, 1 << 8));
+             WireSocket s = WireSocket.connect(plain.port())) {
+            s.handshake(Wire.VERSION);
+            ByteBuf proof = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(1);
+            proof.writeBytes(AdminProof.compute(SECRET, s.nonce()));
+            s.send(proof);
+            Msg refused = reply(s, 1);
+            assertEquals(Wire.ERR_FORBIDDEN, refused.code(), refused.toString());
+            assertTrue(refused.text().contains("admin.secret.file is empty"), refused.text());
+        }
+    }
+
+    /** Waits until the oracle noticed the loss of the connection that began {@code ts}. */
+    private void awaitAborted(long ts) throws Exception {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (query(stranger, ts).value() != Wire.STATUS_ABORTED) {
+            assertTrue(System.nanoTime() < deadline, "transaction " + ts + " of a lost connection was not aborted");
+            Thread.sleep(10);
+        }
+    }
+
+    /**
+     * Lets the oracle forget every report it accepted: the reader grace passes and committed work moves the low
+     * watermark past the reports (their forgetting happens as blocks are sealed).
+     */
+    private void forgetWhatWasReported() throws Exception {
+        Thread.sleep(300);
+        for (int i = 0; i < 5; i++) {
+            long start = begin(stranger);
+            stranger.send(commit(200 + i, start, 1));
+            reply(stranger, 200 + i);
+            Thread.sleep(20);
+        }
     }
 
     @Test
@@ -80,7 +219,7 @@ class ForeignTransactionRequestsTest {
      * it: the owner may still be reading its snapshot (before, the abort let the watermark pass it at once).
      */
     @Test
-    void anotherConnectionMayAbortATransactionButItsOwnersSnapshotStaysProtectedUntilTheOwnerIsDone()
+    void anotherConnectionOfTheClientMayAbortATransactionButItsOwnersSnapshotStaysProtectedUntilTheOwnerIsDone()
             throws Exception {
         long start = begin(owner);
         other.send(request(Wire.ABORT, 1, start));
@@ -100,7 +239,7 @@ class ForeignTransactionRequestsTest {
     }
 
     @Test
-    void anotherConnectionsAbortIsHeldUntilTheOwnersConnectionCloses() throws Exception {
+    void anotherConnectionOfTheClientsAbortIsHeldUntilTheOwnersConnectionCloses() throws Exception {
         long start = begin(owner);
         other.send(request(Wire.ABORT, 1, start));
         assertEquals(Wire.ACK, reply(other, 1).type());

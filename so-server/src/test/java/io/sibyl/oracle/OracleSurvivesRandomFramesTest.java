@@ -449,7 +449,8 @@ class OracleSurvivesRandomFramesTest {
             if (m.type() == Wire.ERROR) {
                 assertTrue(m.id() != 0, "mutation " + which + " closed the connection: " + m);
                 assertTrue(m.code() == Wire.ERR_TOO_LARGE || m.code() == Wire.ERR_UNKNOWN_TRANSACTION
-                        || m.code() == Wire.ERR_OVERLOADED, "mutation " + which + ": " + m);
+                        || m.code() == Wire.ERR_OVERLOADED || m.code() == Wire.ERR_FORBIDDEN,
+                        "mutation " + which + ": " + m);
                 assertTrue(!m.text().isEmpty(), "an ERROR without a text: " + m);
             }
         }
@@ -576,6 +577,7 @@ class OracleSurvivesRandomFramesTest {
         private final Socket socket;
         private final DataInputStream in;
         private boolean closedByPeer;
+        private byte[] nonce;
 
         private WireSocket(Socket socket) throws IOException {
             this.socket = socket;
@@ -590,7 +592,34 @@ class OracleSurvivesRandomFramesTest {
         }
 
         void handshake(short version) throws IOException {
+            handshake(Unpooled.buffer().writeInt(Wire.MAGIC).writeShort(version), version);
+        }
+
+        /** Handshakes as one connection of the client whose identity token is {@code token}. */
+        void handshakeAs(long token) throws IOException {
+            handshake(Unpooled.buffer().writeInt(Wire.MAGIC).writeShort(Wire.VERSION).writeByte(Wire.ROLE_CLIENT)
+                    .writeLong(token), Wire.VERSION);
+        }
+
+        /** The nonce of this connection's HELLO (an admin proof covers it). */
+        byte[] nonce() {
+            return nonce;
+        }
+
+        /** Sends a handshake of {@code version} without waiting for the HELLO ({@link #awaitHello}). */
+        void sendHandshake(short version) throws IOException {
             sendFrame(Unpooled.buffer().writeInt(Wire.MAGIC).writeShort(version));
+        }
+
+        /** Reads until the HELLO. */
+        void awaitHello() throws IOException {
+            handshake(null, Wire.VERSION);
+        }
+
+        private void handshake(ByteBuf frame, short version) throws IOException {
+            if (frame != null) {
+                sendFrame(frame);
+            }
             if (version == Wire.VERSION) {
                 while (true) {
                     List<Msg> f = readFrame();
@@ -709,6 +738,9 @@ class OracleSurvivesRandomFramesTest {
                 byte type = f.readByte();
                 switch (type) {
                     case Wire.HELLO -> {
+                        f.readShort();
+                        nonce = new byte[Wire.NONCE_BYTES];
+                        f.readBytes(nonce);
                         f.skipBytes(f.readableBytes()); // last in its frame but for a DELTA; not needed here
                         msgs.add(new Msg(type, 0, (byte) 0, null, 0, 0));
                     }

@@ -21,6 +21,7 @@ import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
 import io.sibyl.protocol.AbortedRange;
+import io.sibyl.protocol.AdminProof;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.ProtocolException;
 import io.sibyl.protocol.Varints;
@@ -80,8 +81,13 @@ public final class OracleClient implements AutoCloseable {
     /** The oracle's transaction.max.age.ms in nanoseconds (from HELLO); 0: no limit. */
     private volatile long transactionMaxAgeNanos;
 
-    private OracleClient(String host, int port, EventLoopGroup sharedGroup, long connectTimeoutMillis)
-            throws InterruptedException {
+    /** Random bytes of the oracle's HELLO, which an admin proof is computed over. */
+    private volatile byte[] helloNonce;
+    /** The oracle accepted this connection's admin proof. */
+    private volatile boolean admin;
+
+    private OracleClient(String host, int port, EventLoopGroup sharedGroup, long connectTimeoutMillis,
+                         OracleCredentials credentials) throws InterruptedException {
         this.address = host + ":" + port;
         boolean epoll = Epoll.isAvailable();
         if (sharedGroup == null) {
@@ -114,12 +120,18 @@ public final class OracleClient implements AutoCloseable {
         }
         channel = ch;
         loop = ch.eventLoop();
-        ByteBuf hs = Frames.begin(ch.alloc(), 6);
+        ByteBuf hs = Frames.begin(ch.alloc(), 7 + Wire.HANDSHAKE_TOKEN_BYTES);
         hs.writeInt(Wire.MAGIC);
         hs.writeShort(Wire.VERSION);
+        hs.writeByte(Wire.ROLE_CLIENT);
+        hs.writeLong(credentials.identityToken());
         ch.writeAndFlush(Frames.end(hs));
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(connectTimeoutMillis);
         try {
             replica = hello.get(connectTimeoutMillis, TimeUnit.MILLISECONDS);
+            if (credentials.isAdmin()) {
+                authenticate(credentials.adminSecret(), Math.max(1, deadline - System.nanoTime()));
+            }
         } catch (ExecutionException e) {
             close();
             throw e.getCause() instanceof OracleException oe ? oe
@@ -136,19 +148,52 @@ public final class OracleClient implements AutoCloseable {
         }
     }
 
+    /**
+     * Proves the admin secret on this connection (after the HELLO, whose nonce the proof covers), waiting for the
+     * oracle's answer: an oracle without the secret, or with another, refuses with a message naming the settings.
+     */
+    private void authenticate(byte[] secret, long timeoutNanos) throws ExecutionException, TimeoutException,
+            InterruptedException {
+        byte[] proof = AdminProof.compute(secret, helloNonce);
+        ByteBuf b = io.netty.buffer.Unpooled.wrappedBuffer(proof);
+        long[] words = new long[Wire.PROOF_BYTES / Long.BYTES];
+        for (int i = 0; i < words.length; i++) {
+            words[i] = b.readLong();
+        }
+        submit(new Request(Wire.AUTHENTICATE, 0, words)).get(timeoutNanos, TimeUnit.NANOSECONDS);
+        admin = true;
+    }
+
+    /**
+     * True if this connection has the admin role: it may report the clean-up of any aborted transaction or aborted
+     * range (the sweeper's work).
+     */
+    public boolean isAdmin() {
+        return admin;
+    }
+
     /** Connects with its own I/O thread and waits for the handshake. */
     public static OracleClient connect(String host, int port) throws InterruptedException {
-        return new OracleClient(host, port, null, 10_000);
+        return new OracleClient(host, port, null, 10_000, OracleCredentials.newClient());
     }
 
     /** Connects with its own I/O thread, giving up (connection and handshake) after {@code timeoutMillis}. */
     public static OracleClient connect(String host, int port, long timeoutMillis) throws InterruptedException {
-        return new OracleClient(host, port, null, timeoutMillis);
+        return new OracleClient(host, port, null, timeoutMillis, OracleCredentials.newClient());
+    }
+
+    /**
+     * Connects with its own I/O thread as the client {@code credentials} names (proving its admin secret, if it has
+     * one), giving up after {@code timeoutMillis}.
+     */
+    public static OracleClient connect(String host, int port, long timeoutMillis, OracleCredentials credentials)
+            throws InterruptedException {
+        return new OracleClient(host, port, null, timeoutMillis, credentials);
     }
 
     /** Connects using an event loop of {@code group} (several clients can share one group) and waits for the handshake. */
     public static OracleClient connect(String host, int port, EventLoopGroup group) throws InterruptedException {
-        return new OracleClient(host, port, group, 10_000);
+        return new OracleClient(host, port, group, 10_000, OracleCredentials.newClient());
     }
 
     /** The local replica of commit metadata. */
@@ -370,7 +415,11 @@ public final class OracleClient implements AutoCloseable {
             long id = nextId++;
             frame.writeByte(r.type);
             Varints.writeUnsigned(frame, id);
-            if (r.type != Wire.BEGIN && r.type != Wire.WATERMARK_QUERY) {
+            if (r.type == Wire.AUTHENTICATE) {
+                for (long word : r.rows) {
+                    frame.writeLong(word); // the proof
+                }
+            } else if (r.type != Wire.BEGIN && r.type != Wire.WATERMARK_QUERY) {
                 Varints.writeUnsigned(frame, r.ts);
             }
             if (r.type == Wire.RANGE_CLEANED_UP) {
@@ -537,6 +586,9 @@ public final class OracleClient implements AutoCloseable {
             if (version != Wire.VERSION) {
                 throw new ProtocolException("oracle speaks protocol version " + version);
             }
+            byte[] nonce = new byte[Wire.NONCE_BYTES];
+            in.readBytes(nonce);
+            helloNonce = nonce;
             long tInit = Varints.readUnsigned(in);
             long tMax = Varints.readUnsigned(in);
             Varints.readUnsigned(in); // max write set rows: enforced by the oracle
@@ -545,13 +597,7 @@ public final class OracleClient implements AutoCloseable {
             long maxAgeMillis = Varints.readUnsigned(in);
             // Above a year: counted as a year (sooner than the oracle, never later, which "no limit" would be).
             transactionMaxAgeNanos = maxAgeMillis == 0 ? 0 : Math.min(maxAgeMillis, 365L * 86_400_000L) * 1_000_000L;
-            int n = Varints.readBoundedInt(in, in.readableBytes(), "aborted set size");
-            long[] aborted = new long[n];
-            long previous = 0;
-            for (int i = 0; i < n; i++) {
-                previous += Varints.readUnsigned(in);
-                aborted[i] = previous;
-            }
+            long[] aborted = readAbortedSet(in);
             List<AbortedRange> abortedRanges = AbortedRange.readAll(in); // running when earlier oracles stopped
             CommitReplica r = new CommitReplica(tInit, tMax, aborted, abortedRanges);
             r.expireReadersAfter(transactionMaxAgeNanos);
@@ -613,6 +659,37 @@ public final class OracleClient implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * The HELLO's aborted set: a snapshot, the timestamps added since and those removed since (each ascending), as
+     * one ascending array of the snapshot and the added ones less the removed ones.
+     */
+    static long[] readAbortedSet(ByteBuf in) {
+        long[] snapshot = readAscending(in, "aborted set size");
+        long[] added = readAscending(in, "aborted additions");
+        long[] removed = readAscending(in, "aborted removals");
+        long[] all = java.util.Arrays.copyOf(snapshot, snapshot.length + added.length);
+        System.arraycopy(added, 0, all, snapshot.length, added.length);
+        java.util.Arrays.sort(all);
+        int n = 0;
+        for (long ts : all) {
+            if (java.util.Arrays.binarySearch(removed, ts) < 0 && (n == 0 || all[n - 1] != ts)) {
+                all[n++] = ts;
+            }
+        }
+        return java.util.Arrays.copyOf(all, n);
+    }
+
+    private static long[] readAscending(ByteBuf in, String what) {
+        int n = Varints.readBoundedInt(in, in.readableBytes(), what);
+        long[] out = new long[n];
+        long previous = 0;
+        for (int i = 0; i < n; i++) {
+            previous += Varints.readUnsigned(in);
+            out[i] = previous;
+        }
+        return out;
     }
 
     private final class Handler extends ChannelInboundHandlerAdapter {

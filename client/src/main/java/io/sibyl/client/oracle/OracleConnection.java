@@ -29,11 +29,15 @@ public final class OracleConnection implements AutoCloseable {
     private volatile long currentEpoch;
     private volatile int reconnects;
     private volatile boolean closed;
+    /** Sent on every connection: the same identity after a reconnection, and the admin proof if it has one. */
+    private final OracleCredentials credentials;
 
-    private OracleConnection(OracleLocator locator, long failoverTimeoutMillis, String timeoutSetting) {
+    private OracleConnection(OracleLocator locator, long failoverTimeoutMillis, String timeoutSetting,
+                             OracleCredentials credentials) {
         this.locator = locator;
         this.failoverTimeoutMillis = failoverTimeoutMillis;
         this.timeoutSetting = timeoutSetting;
+        this.credentials = credentials;
     }
 
     /**
@@ -51,7 +55,18 @@ public final class OracleConnection implements AutoCloseable {
      * that gave the timeout, so that the message says what to raise.
      */
     public static OracleConnection open(OracleLocator locator, long failoverTimeoutMillis, String timeoutSetting) {
-        OracleConnection c = new OracleConnection(locator, failoverTimeoutMillis, timeoutSetting);
+        return open(locator, failoverTimeoutMillis, timeoutSetting, OracleCredentials.newClient());
+    }
+
+    /**
+     * Like {@link #open(OracleLocator, long, String)}, connecting as the client {@code credentials} names on every
+     * connection.
+     *
+     * @throws OracleException if the oracle refuses the credentials' admin proof (the message names the settings)
+     */
+    public static OracleConnection open(OracleLocator locator, long failoverTimeoutMillis, String timeoutSetting,
+                                        OracleCredentials credentials) {
+        OracleConnection c = new OracleConnection(locator, failoverTimeoutMillis, timeoutSetting, credentials);
         locator.onLeaderChange(c::leaderChanged); // before connecting: a change meanwhile must not go unheard
         try {
             c.current();
@@ -115,7 +130,7 @@ public final class OracleConnection implements AutoCloseable {
                     OracleClient c = null;
                     try {
                         c = OracleClient.connect(leader.host(), leader.port(),
-                                Math.min(MAX_ATTEMPT_MILLIS, Math.max(100, left)));
+                                Math.min(MAX_ATTEMPT_MILLIS, Math.max(100, left)), credentials);
                     } catch (OracleUnavailableException e) {
                         lastError = e.getMessage();
                     }

@@ -116,6 +116,7 @@ class DeadOracleTest {
                         ByteBuf hello = Unpooled.buffer();
                         hello.writeByte(Wire.HELLO);
                         hello.writeShort(Wire.VERSION);
+                        hello.writeZero(Wire.NONCE_BYTES);
                         Varints.writeUnsigned(hello, 1); // T_init
                         Varints.writeUnsigned(hello, 0); // T_max
                         Varints.writeUnsigned(hello, 1000);
@@ -123,6 +124,8 @@ class DeadOracleTest {
                         Varints.writeUnsigned(hello, 60_000); // reader grace
                         Varints.writeUnsigned(hello, 0); // no transaction max age
                         Varints.writeUnsigned(hello, 0); // no aborted transactions
+                        Varints.writeUnsigned(hello, 0); // none added since the snapshot
+                        Varints.writeUnsigned(hello, 0); // none removed since
                         Varints.writeUnsigned(hello, 0); // no aborted ranges (protocol version 2)
                         send(hello);
                     }

@@ -143,24 +143,22 @@ final class RawOracleSocket implements AutoCloseable {
             switch (type) {
                 case Wire.HELLO -> {
                     short version = b.readShort();
+                    b.skipBytes(Wire.NONCE_BYTES);
                     long tInit = Varints.readUnsigned(b);
                     long tMax = Varints.readUnsigned(b);
                     long maxRows = Varints.readUnsigned(b);
                     long maxFrame = Varints.readUnsigned(b);
                     Varints.readUnsigned(b); // reader grace
                     Varints.readUnsigned(b); // transaction max age (protocol version 5)
-                    int n = (int) Varints.readUnsigned(b);
+                    long[] aborted = OracleClient.readAbortedSet(b);
+                    int n = aborted.length;
                     long[] hello = new long[5 + n];
                     hello[0] = tInit;
                     hello[1] = tMax;
                     hello[2] = maxRows;
                     hello[3] = maxFrame;
                     hello[4] = n;
-                    long previous = 0;
-                    for (int i = 0; i < n; i++) {
-                        previous += Varints.readUnsigned(b);
-                        hello[5 + i] = previous;
-                    }
+                    System.arraycopy(aborted, 0, hello, 5, n);
                     io.sibyl.protocol.AbortedRange.readAll(b); // aborted ranges (protocol version 2)
                     if (version != Wire.VERSION) {
                         throw new AssertionError("HELLO carries version " + version);

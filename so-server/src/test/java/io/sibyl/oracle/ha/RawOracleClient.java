@@ -188,12 +188,15 @@ final class RawOracleClient implements AutoCloseable {
 
     private static void skipHello(ByteBuf f) {
         f.readShort();
+        f.skipBytes(Wire.NONCE_BYTES);
         for (int i = 0; i < 6; i++) {
             Varints.readUnsigned(f); // T_init, T_max, max write set rows, max frame bytes, reader grace, max age
         }
-        long aborted = Varints.readUnsigned(f);
-        for (long i = 0; i < aborted; i++) {
-            Varints.readUnsigned(f);
+        for (int list = 0; list < 3; list++) { // aborted set: snapshot, added since, removed since
+            long aborted = Varints.readUnsigned(f);
+            for (long i = 0; i < aborted; i++) {
+                Varints.readUnsigned(f);
+            }
         }
         long ranges = Varints.readUnsigned(f);
         for (long i = 0; i < ranges; i++) {
