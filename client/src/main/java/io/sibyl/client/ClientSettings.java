@@ -2,9 +2,11 @@ package io.sibyl.client;
 
 import io.sibyl.client.oracle.OracleCredentials;
 import io.sibyl.protocol.AdminProof;
+import io.sibyl.protocol.TlsSettings;
 import org.apache.hadoop.conf.Configuration;
 
 import java.nio.file.Path;
+import java.util.List;
 
 /** Client settings read from the HBase {@link Configuration} (keys in docs/user-guide.md). */
 record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts, long retryBackoffMillis,
@@ -25,11 +27,29 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
         return s;
     }
 
-    /** A new client identity, with the admin secret of {@link TransactionManager#ADMIN_SECRET_FILE} if it is set. */
-    private static OracleCredentials credentials(Configuration conf) {
+    /**
+     * A new client identity, with the admin secret of {@link TransactionManager#ADMIN_SECRET_FILE} if it is set, and
+     * TLS if {@link TransactionManager#TLS} is true.
+     */
+    static OracleCredentials credentials(Configuration conf) {
         String file = conf.getTrimmed(TransactionManager.ADMIN_SECRET_FILE, "");
-        return file.isEmpty() ? OracleCredentials.newClient()
+        OracleCredentials c = file.isEmpty() ? OracleCredentials.newClient()
                 : OracleCredentials.newAdmin(AdminProof.readSecret(Path.of(file), TransactionManager.ADMIN_SECRET_FILE));
+        return c.withTls(tls(conf));
+    }
+
+    private static TlsSettings tls(Configuration conf) {
+        String p = TransactionManager.TLS + ".";
+        String enabled = conf.getTrimmed(TransactionManager.TLS, "false");
+        if (!enabled.equals("true") && !enabled.equals("false")) {
+            throw new IllegalArgumentException("invalid value '" + enabled + "' for " + TransactionManager.TLS
+                    + ": must be true or false (see docs/user-guide.md)");
+        }
+        return new TlsSettings(enabled.equals("true"), conf.getTrimmed(p + "key.store", ""),
+                conf.getTrimmed(p + "key.store.password.file", ""), conf.getTrimmed(p + "trust.store", ""),
+                conf.getTrimmed(p + "trust.store.password.file", ""),
+                List.of(conf.getTrimmedStrings(p + "protocols", TlsSettings.DEFAULT_PROTOCOLS.toArray(new String[0]))),
+                p);
     }
 
     /**

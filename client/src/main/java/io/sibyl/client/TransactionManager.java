@@ -84,6 +84,13 @@ public final class TransactionManager implements AutoCloseable {
      * must. Unset: an ordinary client.
      */
     public static final String ADMIN_SECRET_FILE = "sibyl.client.admin.secret.file";
+    /**
+     * {@code true}: connect to the oracle with TLS. With it: {@code sibyl.client.tls.trust.store} (certificates of the
+     * oracles or their CA; default the JDK's CAs), {@code sibyl.client.tls.key.store} (this client's certificate, for
+     * an oracle that requires one), their {@code .password.file}s, and {@code sibyl.client.tls.protocols}
+     * (docs/operations.md, Security).
+     */
+    public static final String TLS = "sibyl.client.tls";
 
     private final Connection connection;
     private final boolean ownsConnection;

@@ -225,6 +225,10 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (refused) {
             ctx.close(); // it has its error already
+        } else if (server.tls() != null && isTlsFailure(cause)) {
+            // Nothing can be said in the protocol: the peer gets the TLS alert; the log gets one line a minute.
+            server.tls().handshakeRefused(ctx.channel().remoteAddress(), cause);
+            ctx.close();
         } else if (cause instanceof TooLongFrameException) {
             fail(ctx, Wire.ERR_TOO_LARGE, "frame exceeds max.frame.bytes=" + server.config().maxFrameBytes()
                     + " (" + cause.getMessage() + "); send smaller batches or raise the limit on the oracle");
@@ -235,6 +239,15 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
             LOG.warn("closing {} after an unexpected error", ctx.channel().remoteAddress(), cause);
             fail(ctx, Wire.ERR_MALFORMED, "internal error: " + cause);
         }
+    }
+
+    private static boolean isTlsFailure(Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof javax.net.ssl.SSLException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void fail(ChannelHandlerContext ctx, byte code, String reason) {

@@ -2,6 +2,7 @@ package io.sibyl.oracle;
 
 import io.sibyl.oracle.ha.HaSettings;
 import io.sibyl.oracle.journal.JournalSettings;
+import io.sibyl.protocol.TlsSettings;
 
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -38,7 +39,8 @@ public record OracleConfig(
         int maxConnections,
         int maxRunningTransactionsPerConnection,
         String adminSecretFile,
-        int maxAbortedTransactions) {
+        int maxAbortedTransactions,
+        TlsSettings tls) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
     public enum JournalKind {
@@ -91,7 +93,8 @@ public record OracleConfig(
     public static OracleConfig defaults() {
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
-                HaSettings.defaults(), 3_600_000, 10_000, 4096, 0, "", 1 << 17);
+                HaSettings.defaults(), 3_600_000, 10_000, 4096, 0, "", 1 << 17,
+                TlsSettings.disabled("tls."));
     }
 
     public OracleConfig {
@@ -124,8 +127,8 @@ public record OracleConfig(
                 "1 to " + MAX_CONNECTIONS);
         require(maxRunningTransactionsPerConnection >= 0, "max.running.transactions.per.connection",
                 maxRunningTransactionsPerConnection, "0 (half of max.running.transactions) or more");
-        if (adminSecretFile == null) {
-            throw new IllegalArgumentException("admin.secret.file must be a path or empty, not null");
+        if (tls == null || adminSecretFile == null) {
+            throw new IllegalArgumentException("admin.secret.file and the TLS settings are required (empty: none)");
         }
         if (journal == null || journalSettings == null || ha == null) {
             throw new IllegalArgumentException("journal, journal settings and HA settings are required");
@@ -152,7 +155,7 @@ public record OracleConfig(
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
@@ -160,21 +163,21 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
@@ -182,7 +185,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
     }
 
     /** Copy whose transactions are aborted once they ran {@code millis} (0: never). */
@@ -191,7 +194,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, millis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
     }
 
     /**
@@ -204,7 +207,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeMillis, connections, perConnection,
-                adminSecretFile, maxAbortedTransactions);
+                adminSecretFile, maxAbortedTransactions, tls);
     }
 
     /**
@@ -223,7 +226,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
     }
 
     /** Copy whose admin role is proven with the secret in {@code file} (empty: no connection can be admin). */
@@ -232,7 +235,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, file, maxAbortedTransactions);
+                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls);
     }
 
     /** Copy that refuses begins once {@code limit} aborted transactions wait for their clean-up. */
@@ -241,7 +244,16 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, limit);
+                maxRunningTransactionsPerConnection, adminSecretFile, limit, tls);
+    }
+
+    /** Copy whose clients connect with {@code settings}' TLS. */
+    public OracleConfig withTls(TlsSettings settings) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, settings);
     }
 
     /** Copy with the given high-availability settings. */
@@ -249,7 +261,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
@@ -257,7 +269,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
     }
 
     /**
@@ -300,7 +312,17 @@ public record OracleConfig(
                 intOf(p, "max.connections", d.maxConnections),
                 intOf(p, "max.running.transactions.per.connection", d.maxRunningTransactionsPerConnection),
                 p.getProperty("admin.secret.file", d.adminSecretFile).trim(),
-                intOf(p, "max.aborted.transactions", d.maxAbortedTransactions));
+                intOf(p, "max.aborted.transactions", d.maxAbortedTransactions),
+                tlsOf(p));
+    }
+
+    private static TlsSettings tlsOf(Properties p) {
+        String protocols = p.getProperty("tls.protocols", String.join(",", TlsSettings.DEFAULT_PROTOCOLS));
+        return new TlsSettings(boolOf(p, "tls", false), p.getProperty("tls.key.store", "").trim(),
+                p.getProperty("tls.key.store.password.file", "").trim(), p.getProperty("tls.trust.store", "").trim(),
+                p.getProperty("tls.trust.store.password.file", "").trim(),
+                java.util.Arrays.stream(protocols.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList(),
+                "tls.");
     }
 
     private static boolean boolOf(Properties p, String key, boolean dflt) {
@@ -361,6 +383,14 @@ public record OracleConfig(
                 + " standbys); a connection beyond it gets an error and is closed");
         m.put("max.aborted.transactions", maxAbortedTransactions + "  # aborted transactions kept until swept;"
                 + " at the limit new begins are refused until bin/sibyl-sweep reports some cleaned up");
+        m.put("tls", tls.enabled() + "  # clients connect with TLS (and, with tls.trust.store, present a"
+                + " certificate it trusts); plaintext is refused");
+        m.put("tls.key.store", tls.keyStore() + "  # the oracle's certificate and private key (PKCS12 or JKS)");
+        m.put("tls.key.store.password.file", tls.keyStorePasswordFile() + "  # file holding its password");
+        m.put("tls.trust.store", tls.trustStore() + "  # certificates of the clients (or their CAs) accepted;"
+                + " empty: no client certificate asked for");
+        m.put("tls.trust.store.password.file", tls.trustStorePasswordFile() + "  # file holding its password");
+        m.put("tls.protocols", String.join(",", tls.protocols()) + "  # TLS versions allowed (TLSv1.3, TLSv1.2)");
         m.put("admin.secret.file", adminSecretFile + "  # file holding the secret that gives a connection the admin"
                 + " role (the sweeper's: abort any transaction, report clean-up of dead clients' transactions and"
                 + " aborted ranges); empty: no connection can be admin");

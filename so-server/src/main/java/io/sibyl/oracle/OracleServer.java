@@ -79,6 +79,8 @@ public final class OracleServer implements AutoCloseable {
     private final List<FatalErrorListener> fatalListeners = new ArrayList<>(); // guarded by itself
     private final ObjectName jmx;
     private final ScheduledFuture<?> statsLog;
+    /** TLS on the port, or null when {@code tls=false}. */
+    private final ServerTls tls;
     private OracleStats lastLogged; // owner thread only
 
     private OracleServer(OracleConfig config, Journal journal, OracleState state, ServingLease lease)
@@ -109,6 +111,7 @@ public final class OracleServer implements AutoCloseable {
             sequencerThread.setDaemon(true);
             sequencerThread.start();
         }
+        tls = config.tls().enabled() ? new ServerTls(config.tls(), boss.next()) : null;
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(channelClass)
@@ -120,14 +123,20 @@ public final class OracleServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (tls != null) {
+                            ch.pipeline().addLast("tls", tls.gate());
+                        }
                         ch.pipeline().addLast("frames", new LengthFieldBasedFrameDecoder(config.maxFrameBytes(), 0,
                                 Wire.LENGTH_FIELD_BYTES, 0, Wire.LENGTH_FIELD_BYTES));
                         ch.pipeline().addLast("oracle", new OracleChannelHandler(OracleServer.this));
                     }
                 });
         serverChannel = b.bind(config.host(), config.port()).sync().channel();
-        LOG.info("status oracle listening on {} ({} transport, {} I/O threads, sequencer {}, conflict table {} rows,"
-                + " journal {})", serverChannel.localAddress(), epoll ? "epoll" : "nio", config.ioThreads(),
+        LOG.info("status oracle listening on {} ({} transport, {}, {} I/O threads, sequencer {}, conflict table {}"
+                + " rows, journal {})", serverChannel.localAddress(), epoll ? "epoll" : "nio",
+                tls == null ? "plaintext" : "TLS " + String.join("/", config.tls().protocols())
+                        + (config.tls().trustStore().isEmpty() ? "" : " with client certificates"),
+                config.ioThreads(),
                 inline ? "inline on the I/O thread" : "on its own thread", config.conflictTableRows(),
                 journal.getClass().getSimpleName());
         warnIfTooFewFileDescriptors(config);
@@ -253,6 +262,11 @@ public final class OracleServer implements AutoCloseable {
         return config;
     }
 
+    /** TLS on the port, or null. */
+    ServerTls tls() {
+        return tls;
+    }
+
     Sequencer sequencer() {
         return sequencer;
     }
@@ -376,6 +390,9 @@ public final class OracleServer implements AutoCloseable {
             statsLog.cancel(false);
         }
         serverChannel.close().awaitUninterruptibly();
+        if (tls != null) {
+            tls.close();
+        }
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         sequencer.stop();

@@ -292,6 +292,9 @@ public final class OracleServerMain {
         if (!config.adminSecretFile().isEmpty()) {
             AdminProof.readSecret(Path.of(config.adminSecretFile()), "admin.secret.file"); // refused now, not later
         }
+        if (config.tls().enabled()) {
+            config.tls().serverContext(); // an unreadable store is refused now, naming its setting
+        }
         return config;
     }
 

@@ -584,6 +584,12 @@ class OracleSurvivesRandomFramesTest {
             this.in = new DataInputStream(socket.getInputStream());
         }
 
+        /** Frames over {@code socket}, connected already (a TLS socket, say). */
+        static WireSocket over(Socket socket) throws IOException {
+            socket.setSoTimeout(10_000);
+            return new WireSocket(socket);
+        }
+
         static WireSocket connect(int port) throws IOException {
             Socket s = new Socket("127.0.0.1", port);
             s.setTcpNoDelay(true);

@@ -17,6 +17,8 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.ssl.NotSslRecordException;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
@@ -27,6 +29,8 @@ import io.sibyl.protocol.ProtocolException;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
@@ -105,6 +109,13 @@ public final class OracleClient implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (credentials.tls() != null) {
+                            SslHandler ssl = credentials.tls().newHandler(ch.alloc(), host, port);
+                            SSLParameters params = ssl.engine().getSSLParameters();
+                            params.setEndpointIdentificationAlgorithm("HTTPS"); // the certificate must name the host
+                            ssl.engine().setSSLParameters(params);
+                            ch.pipeline().addLast("tls", ssl);
+                        }
                         ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(MAX_INBOUND_FRAME, 0,
                                 Wire.LENGTH_FIELD_BYTES, 0, Wire.LENGTH_FIELD_BYTES));
                         ch.pipeline().addLast(new Handler());
@@ -573,6 +584,12 @@ public final class OracleClient implements AutoCloseable {
             for (int i = 0; i < count; i++) {
                 if (types[i] == Wire.ERROR && ids[i] == 0) {
                     String text = errors.get(errorIndex++);
+                    if (values[i] == Wire.ERR_FORBIDDEN || values[i] == Wire.ERR_VERSION) {
+                        // Refused for what this client is (plaintext to a TLS oracle, another version): retrying
+                        // elsewhere or later cannot help, so a connect fails at once with the oracle's reason.
+                        hello.completeExceptionally(new OracleException((int) values[i], "the oracle at " + address
+                                + " refused the connection: " + text));
+                    }
                     connectionLost("the oracle at " + address + " closed the connection: " + text);
                     channel.close();
                     return;
@@ -692,6 +709,23 @@ public final class OracleClient implements AutoCloseable {
         return out;
     }
 
+    /** What to fix when {@code cause} is a TLS failure, else null. */
+    private String tlsProblem(Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof NotSslRecordException) {
+                return "the oracle at " + address + " did not answer with TLS: set tls=true on the oracle, or"
+                        + " sibyl.client.tls=false here";
+            }
+            if (t instanceof SSLException) {
+                return "TLS with the oracle at " + address + " failed: " + t.getMessage() + "; check that "
+                        + "sibyl.client.tls.trust.store trusts the oracle's certificate (which must name the host"
+                        + " clients use), and, if the oracle sets tls.trust.store, that sibyl.client.tls.key.store"
+                        + " holds a certificate it trusts";
+            }
+        }
+        return null;
+    }
+
     private final class Handler extends ChannelInboundHandlerAdapter {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -718,7 +752,13 @@ public final class OracleClient implements AutoCloseable {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            connectionLost("connection to the oracle at " + address + " failed: " + cause);
+            String tlsProblem = tlsProblem(cause);
+            if (tlsProblem != null) {
+                // A certificate or plaintext mismatch does not heal by retrying: fail the connect at once.
+                hello.completeExceptionally(new OracleException(Wire.ERR_FORBIDDEN, tlsProblem));
+            }
+            connectionLost("connection to the oracle at " + address + " failed: "
+                    + (tlsProblem != null ? tlsProblem : cause));
             ctx.close();
         }
     }

@@ -1,26 +1,35 @@
 package io.sibyl.client.oracle;
 
+import io.netty.handler.ssl.SslContext;
+import io.sibyl.protocol.TlsSettings;
+
 import java.security.SecureRandom;
 
 /**
- * Who a client is to the oracle: an identity token its connections share (so that after reconnecting it may still
- * abort, and report the clean-up of, transactions it began on a lost connection), and optionally the admin secret,
- * which the sweeper needs to report the clean-up of other clients' transactions and of aborted ranges.
+ * Who a client is to the oracle and how its connections are secured: an identity token its connections share (so
+ * that after reconnecting it may still abort, and report the clean-up of, transactions it began on a lost
+ * connection), optionally the admin secret, which the sweeper needs to report the clean-up of other clients'
+ * transactions and of aborted ranges, and optionally TLS (with a client certificate for mutual TLS).
  */
 public final class OracleCredentials {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final long identityToken;
     private final byte[] adminSecret;
+    private final TlsSettings tlsSettings;
+    /** Built once from {@link #tlsSettings}: every connection of this client shares it. */
+    private final SslContext tls;
 
-    private OracleCredentials(long identityToken, byte[] adminSecret) {
+    private OracleCredentials(long identityToken, byte[] adminSecret, TlsSettings tlsSettings) {
         this.identityToken = identityToken;
         this.adminSecret = adminSecret;
+        this.tlsSettings = tlsSettings;
+        this.tls = tlsSettings.enabled() ? tlsSettings.clientContext() : null;
     }
 
     /** A new client identity (random, unguessable) without the admin role. */
     public static OracleCredentials newClient() {
-        return new OracleCredentials(randomToken(), null);
+        return new OracleCredentials(randomToken(), null, TlsSettings.disabled("sibyl.client.tls."));
     }
 
     /** A new client identity that proves {@code adminSecret} (the oracle's {@code admin.secret.file}) on connecting. */
@@ -28,7 +37,26 @@ public final class OracleCredentials {
         if (adminSecret == null || adminSecret.length == 0) {
             throw new IllegalArgumentException("an admin secret is required");
         }
-        return new OracleCredentials(randomToken(), adminSecret.clone());
+        return new OracleCredentials(randomToken(), adminSecret.clone(), TlsSettings.disabled("sibyl.client.tls."));
+    }
+
+    /**
+     * The same identity (and admin secret), connecting with {@code settings}' TLS.
+     *
+     * @throws IllegalArgumentException naming the setting when a store cannot be read
+     */
+    public OracleCredentials withTls(TlsSettings settings) {
+        return new OracleCredentials(identityToken, adminSecret, settings);
+    }
+
+    /** The TLS context of this client's connections, or null for plaintext. */
+    SslContext tls() {
+        return tls;
+    }
+
+    /** The TLS settings (for messages). */
+    TlsSettings tlsSettings() {
+        return tlsSettings;
     }
 
     /** The token sent in every handshake of this client. */

@@ -3,6 +3,7 @@ package io.sibyl.oracle.ha;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.sibyl.protocol.Frames;
+import io.sibyl.protocol.TlsSettings;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
@@ -14,6 +15,10 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * The first standby's tie to the leader: one idle TCP connection to the leader's client port, opened with a watch
@@ -35,14 +40,22 @@ final class LeaderConnectionWatch implements AutoCloseable {
 
     private final String host;
     private final int port;
+    /** TLS to the leader (the oracles' own {@code tls.*} settings), or null on a plaintext port. */
+    private final SSLSocketFactory tls;
     private final Thread thread;
     private volatile Socket socket;
     private volatile boolean closed;
 
     /** Connects on a daemon thread; {@code onLost} runs once if the connection cannot be made or ends. */
     LeaderConnectionWatch(String host, int port, Runnable onLost) {
+        this(host, port, TlsSettings.disabled("tls."), onLost);
+    }
+
+    /** As {@link #LeaderConnectionWatch(String, int, Runnable)}, with the oracles' TLS when {@code tls} enables it. */
+    LeaderConnectionWatch(String host, int port, TlsSettings tls, Runnable onLost) {
         this.host = host;
         this.port = port;
+        this.tls = tls.enabled() ? tls.jdkClientContext().getSocketFactory() : null;
         thread = new Thread(() -> watch(onLost), "sibyl-leader-watch");
         thread.setDaemon(true);
         thread.start();
@@ -60,7 +73,13 @@ final class LeaderConnectionWatch implements AutoCloseable {
         String why;
         String lastRefusal = null;
         while (true) {
-            Socket s = new Socket();
+            Socket s;
+            try {
+                s = tls != null ? tls.createSocket() : new Socket();
+            } catch (IOException e) {
+                why = e.toString();
+                break;
+            }
             socket = s;
             if (closed) {
                 closeQuietly(s);
@@ -69,6 +88,12 @@ final class LeaderConnectionWatch implements AutoCloseable {
             String refusal;
             try {
                 s.connect(address, CONNECT_TIMEOUT_MS);
+                if (s instanceof SSLSocket ssl) {
+                    SSLParameters params = ssl.getSSLParameters();
+                    params.setEndpointIdentificationAlgorithm("HTTPS");
+                    ssl.setSSLParameters(params);
+                    ssl.startHandshake();
+                }
                 DataOutputStream out = new DataOutputStream(s.getOutputStream());
                 out.writeInt(7);
                 out.writeInt(Wire.MAGIC);
@@ -79,6 +104,10 @@ final class LeaderConnectionWatch implements AutoCloseable {
                     LOG.info("standby: watching the leader at {}:{} over an idle connection", host, port);
                 }
                 refusal = readUntilClosed(new DataInputStream(s.getInputStream()));
+            } catch (SSLException e) {
+                // A leader that answers TLS is alive: a certificate problem must not depose it.
+                refusal = "TLS handshake failed: " + e.getMessage() + " (check the oracles' tls.* settings: each"
+                        + " oracle's trust store must trust the others' certificates)";
             } catch (IOException e) {
                 why = e.toString();
                 break;

@@ -191,7 +191,7 @@ public final class OracleCandidate implements AutoCloseable {
             return;
         }
         stopWatchingLeader();
-        leaderWatch = new LeaderConnectionWatch(leader.host(), leader.port(), () -> {
+        leaderWatch = new LeaderConnectionWatch(leader.host(), leader.port(), config.tls(), () -> {
             lostAtNanos = System.nanoTime();
             lostLeader = candidate;
             wake.release();

@@ -49,7 +49,8 @@ class RoundTripTakeoverTest {
         return new OracleConfig("127.0.0.1", 0, 1, 4096, 8, 4096, d.maxWriteSetRows(), d.maxFrameBytes(), 3,
                 d.maxBlockRecords(), d.pushIntervalMillis(), d.maxLagBytes(), d.readerGraceMillis(), 0,
                 d.inlineSequencer(), OracleConfig.JournalKind.BOOKKEEPER, s, new HaSettings(true, "127.0.0.1", 2),
-                0, d.handshakeTimeoutMillis(), d.maxConnections(), d.maxRunningTransactionsPerConnection(), "", 1 << 17);
+                0, d.handshakeTimeoutMillis(), d.maxConnections(), d.maxRunningTransactionsPerConnection(), "", 1 << 17,
+                io.sibyl.protocol.TlsSettings.disabled("tls."));
     }
 
     @Test
