@@ -23,7 +23,8 @@ import java.util.concurrent.TimeoutException;
  * when the first region starts and re-opened the same way after a failure, so a flush or compaction never waits
  * longer than {@value GcSettings#WATERMARK_TIMEOUT_MS} for it; closed {@value #LINGER_MS} ms after the last region
  * stopped. A lost connection is replaced by the client's own failover ({@link OracleConnection#current}), also in the
- * background.
+ * background: the link checks every {@value #RECONNECT_CHECK_MS} ms whether its connection is still open, so it
+ * follows a new leader without waiting for a flush or compaction to notice.
  */
 final class OracleLink {
     private static final Logger LOG = LoggerFactory.getLogger(OracleLink.class);
@@ -35,6 +36,12 @@ final class OracleLink {
      * the oracle makes meanwhile.
      */
     static final long HOLD_REFRESH_MS = 10_000;
+    /**
+     * How often the link checks, between flushes and compactions, that its connection is still open. A connection
+     * made long after a failover knows no commit made before it (its T_init): until T_max passes them, which can take
+     * long on a quiet oracle, those commits and the versions they shadow are kept. The check itself is local.
+     */
+    static final long RECONNECT_CHECK_MS = 1_000;
     /**
      * How long the connection outlives the last region using it. A split or merge closes its regions before it opens
      * their successors, as may a move; a new connection would not know the commits made before it (its T_init), nor
@@ -60,6 +67,7 @@ final class OracleLink {
     private CompletableFuture<Void> attempt = CompletableFuture.completedFuture(null); // guarded by lock
     private long nextAttemptNanos; // guarded by lock
     private boolean closed; // guarded by lock
+    private ScheduledFuture<?> reconnectCheck; // guarded by lock
     private volatile String problem = "not connected yet";
     /** One WARN per outage: set when a flush or compaction went without collection, cleared when one collects. */
     private volatile boolean warned;
@@ -109,7 +117,8 @@ final class OracleLink {
     static OracleLink acquire(Configuration conf, GcSettings settings) {
         OracleLink link;
         synchronized (LINKS) {
-            link = LINKS.computeIfAbsent(settings.oracleKey(), k -> new OracleLink(k, conf, settings));
+            link = LINKS.computeIfAbsent(settings.oracleKey(), k -> new OracleLink(k, conf, settings)
+                    .checkingItsConnection());
             link.users++;
         }
         link.connectInBackground();
@@ -147,6 +156,9 @@ final class OracleLink {
             closed = true;
             c = connection;
             connection = null;
+            if (reconnectCheck != null) {
+                reconnectCheck.cancel(false);
+            }
         }
         synchronized (holdLock) {
             released = true; // a flush or compaction finishing meanwhile must not schedule the refresh again
@@ -252,6 +264,13 @@ final class OracleLink {
         }
     }
 
+    /** The replica the watermark is held in, or null before the first flush or compaction (for tests). */
+    CommitReplica heldReplica() {
+        synchronized (holdLock) {
+            return hold == null ? null : hold.replica;
+        }
+    }
+
     /** Ends the registration, if any; caller holds holdLock. */
     private static void letGo(Hold h) {
         if (h.watermark != 0) {
@@ -284,6 +303,29 @@ final class OracleLink {
         }
     }
 
+    /** Starts the background check that replaces a lost connection (once, as the link is created). */
+    private OracleLink checkingItsConnection() {
+        synchronized (lock) {
+            reconnectCheck = REFRESHER.scheduleWithFixedDelay(this::reconnectIfLost, RECONNECT_CHECK_MS,
+                    RECONNECT_CHECK_MS, TimeUnit.MILLISECONDS);
+        }
+        return this;
+    }
+
+    /**
+     * Starts the client's failover in the background if the connection was lost (a crashed or deposed leader), so
+     * the link is on the new leader before the next flush or compaction needs it.
+     */
+    private void reconnectIfLost() {
+        try {
+            if (openOrNull() == null) {
+                connectInBackground();
+            }
+        } catch (Throwable e) { // caught, or the executor would stop running the check
+            LOG.warn("cannot check the garbage collector's connection to the status oracle ({})", key, e);
+        }
+    }
+
     /** The open client, waiting up to the timeout for an attempt under way; null if there is none. */
     private OracleClient openClient() throws Exception {
         OracleClient c = openOrNull();
@@ -299,7 +341,8 @@ final class OracleLink {
         return openOrNull();
     }
 
-    private OracleClient openOrNull() {
+    /** The open client, or null while there is none (also for tests: which oracle the link is on). */
+    OracleClient openOrNull() {
         synchronized (lock) {
             OracleClient c = connection == null ? null : connection.lastConnected();
             return c != null && c.isOpen() ? c : null;

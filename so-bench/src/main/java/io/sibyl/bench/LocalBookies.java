@@ -21,12 +21,6 @@ public final class LocalBookies {
     static {
         // LocalBookKeeper probes ZooKeeper with the 'stat' four-letter command; it waits 30 s if that is disabled.
         System.setProperty("zookeeper.4lw.commands.whitelist", "*");
-        System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
-        System.setProperty("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
-        for (String chatty : new String[] {"org.apache.bookkeeper", "org.apache.zookeeper"}) {
-            System.setProperty("org.slf4j.simpleLogger.log." + chatty, "warn");
-        }
-        System.setProperty("org.slf4j.simpleLogger.log.org.apache.bookkeeper.util.PageCacheUtil", "off");
     }
 
     private LocalBookies() {

@@ -50,14 +50,6 @@ import java.util.Properties;
  * Every step ends with {@link System#exit}: bookie and ZooKeeper clients leave non-daemon threads.
  */
 public final class RecoveryBench {
-    static {
-        // Only this benchmark's own lines and warnings.
-        System.setProperty("org.slf4j.simpleLogger.log.org.apache.bookkeeper", "warn");
-        System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "warn");
-        System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
-        System.setProperty("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
-    }
-
     /** Entries per read and reads in flight of {@code breakdown --read pipelined}. */
     private static final int PIPELINE_BATCH = 64;
     private static final int PIPELINE_DEPTH = 8;

@@ -36,6 +36,14 @@ import java.util.concurrent.CountDownLatch;
  */
 public final class OracleServerMain {
     private static final Logger LOG = LoggerFactory.getLogger(OracleServerMain.class);
+    /**
+     * Logged at start with journal=memory, the default: a restarted in-memory oracle hands out its timestamps again,
+     * and the damage shows only later, in the tables it served (docs/operations.md, the journal setting).
+     */
+    static final String IN_MEMORY_JOURNAL_WARNING = "journal=memory: this oracle keeps its commit and abort decisions"
+            + " in memory only. Restarting it loses every decision it made and makes it hand out the same timestamps"
+            + " again, which overwrites and deletes committed data in the tables it served. For tests and benchmarks"
+            + " only; in production run --journal=bookkeeper (docs/operations.md, docs/journal.md)";
 
     private OracleServerMain() {
     }
@@ -79,6 +87,7 @@ public final class OracleServerMain {
                 server = serving.server();
                 announce(config, server, serving.recovered().epoch(), owner, closeBeforeServer, closeAfterServer);
             } else {
+                LOG.warn(IN_MEMORY_JOURNAL_WARNING);
                 server = OracleServer.startInMemory(config);
             }
         } catch (Exception e) {

@@ -55,6 +55,18 @@ public final class OracleProcess implements AutoCloseable {
         reader.start();
     }
 
+    /**
+     * Flags of an HA candidate on the BookKeeper journal at ZooKeeper {@code zkConnect}, with a group of its own
+     * (ledger registry, leader znode and election under {@code root}), tables sized for tests, on a free port.
+     */
+    public static List<String> haCandidateFlags(String zkConnect, String root) {
+        return List.of("--port=0", "--host=127.0.0.1", "--journal=bookkeeper", "--journal.zk.connect=" + zkConnect,
+                "--journal.bk.metadata.uri=zk+null://" + zkConnect + "/ledgers", "--journal.ledgers.znode=" + root
+                        + "/ledgers", "--journal.leader.znode=" + root + "/leader", "--journal.election.znode="
+                        + root + "/election", "--ha=true", "--conflict.table.rows=65536",
+                "--max.running.transactions=4096");
+    }
+
     /** Waits for a stdout line starting with {@code prefix} and returns it. */
     public String awaitLine(String prefix, long timeoutMs) throws Exception {
         synchronized (seen) {
