@@ -3,6 +3,7 @@ package io.sibyl.client;
 import io.sibyl.client.oracle.FixedOracleAddress;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleConnection;
+import io.sibyl.client.oracle.OracleCredentials;
 import io.sibyl.client.oracle.OracleException;
 import io.sibyl.client.oracle.OracleLocator;
 import io.sibyl.client.oracle.OracleUnavailableException;
@@ -154,6 +155,15 @@ public final class TransactionManager implements AutoCloseable {
         ClientSettings settings = ClientSettings.from(connection.getConfiguration());
         return new TransactionManager(connection, false,
                 connectOracle(new FixedOracleAddress(oracleHost, oraclePort), settings), settings);
+    }
+
+    /**
+     * The identity and TLS settings {@code conf} gives a process that talks to the oracle ({@value #TLS}.*,
+     * {@value #ADMIN_SECRET_FILE}), as a manager would use them; for other processes such as the region-server
+     * garbage collector.
+     */
+    public static OracleCredentials oracleCredentials(Configuration conf) {
+        return ClientSettings.credentials(conf);
     }
 
     /**

@@ -372,7 +372,7 @@ final class OracleLink {
             }
             if (c == null) {
                 c = OracleConnection.open(TransactionManager.oracleLocator(conf), settings.connectTimeoutMillis(),
-                        GcSettings.CONNECT_TIMEOUT_MS);
+                        GcSettings.CONNECT_TIMEOUT_MS, TransactionManager.oracleCredentials(conf));
                 boolean keep;
                 synchronized (lock) {
                     keep = !closed;
