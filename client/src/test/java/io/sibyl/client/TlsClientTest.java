@@ -4,6 +4,7 @@ import io.sibyl.client.oracle.OracleException;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import io.sibyl.oracle.tls.TestCertificates;
+import io.sibyl.protocol.SelfSignedTls;
 import io.sibyl.protocol.Wire;
 import org.apache.hadoop.hbase.TableName;
 import org.junit.jupiter.api.Test;
@@ -26,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @ExtendWith(MiniCluster.class)
 class TlsClientTest {
 
-    private static Map<String, String> tlsSettings(TestCertificates certs, int port, String keyStore) {
+    private static Map<String, String> tlsSettings(SelfSignedTls certs, int port, String keyStore) {
         Map<String, String> s = new HashMap<>();
         s.put(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + port);
         s.put(TransactionManager.TLS, "true");
@@ -42,7 +43,7 @@ class TlsClientTest {
     @Test
     void aClientWithItsCertificateCommitsAndReadsThroughATlsOracle() throws Exception {
         MiniCluster c = MiniCluster.get();
-        TestCertificates certs = TestCertificates.get();
+        SelfSignedTls certs = TestCertificates.get();
         TableName name = c.createTable("tls", "cf");
         try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
                 .withCapacities(1 << 12, 1 << 10, 1 << 8).withTls(certs.oracle()));
@@ -60,7 +61,7 @@ class TlsClientTest {
     @Test
     void aPlaintextClientOrOneWithoutACertificateFailsAtOnceSayingWhatToSet() throws Exception {
         MiniCluster c = MiniCluster.get();
-        TestCertificates certs = TestCertificates.get();
+        SelfSignedTls certs = TestCertificates.get();
         try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
                 .withCapacities(1 << 12, 1 << 10, 1 << 8).withTls(certs.oracle()))) {
             long t0 = System.nanoTime();
@@ -81,7 +82,7 @@ class TlsClientTest {
     @Test
     void aTlsClientAgainstAPlaintextOracleIsToldSo() throws Exception {
         MiniCluster c = MiniCluster.get();
-        TestCertificates certs = TestCertificates.get();
+        SelfSignedTls certs = TestCertificates.get();
         try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
                 .withCapacities(1 << 12, 1 << 10, 1 << 8))) {
             OracleException e = assertThrows(OracleException.class,

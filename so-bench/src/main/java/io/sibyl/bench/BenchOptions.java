@@ -17,7 +17,7 @@ final class BenchOptions {
 
     private static final Set<String> VALUED_FLAGS = Set.of("connections", "window", "write-set", "write-set-dist",
             "keys", "key-dist", "zipf-theta", "read-only-fraction", "duration", "warmup", "oracle", "oracle-setting",
-            "rate", "io-threads", "server-pid", "bookies-pid", "label", "progress");
+            "rate", "io-threads", "server-pid", "bookies-pid", "label", "progress", "tls");
 
     int connections = 1;
     int window = 256;
@@ -42,6 +42,11 @@ final class BenchOptions {
     String label = "sibyl";
     /** Seconds between progress lines during the measurement. */
     double progressSeconds = 5;
+    /**
+     * Directory of self-signed TLS stores (io.sibyl.protocol.SelfSignedTls) to connect with TLS and a client
+     * certificate; an in-process oracle then requires them too. Null: plaintext.
+     */
+    String tlsDir;
     /** {@code key=value} settings for an in-process oracle (keys of OracleConfig.describe()). */
     final List<String> oracleSettings = new ArrayList<>();
     boolean help;
@@ -81,6 +86,8 @@ final class BenchOptions {
                 "  --bookies-pid PID        process id of the bookies (bin/bookies) the oracle journals to, to report",
                 "                           their CPU too",
                 "  --label TEXT             name put in the RESULT line (sibyl)",
+                "  --tls DIR                connect with TLS and a client certificate from the stores in DIR (made by",
+                "                           io.sibyl.protocol.SelfSignedTls; the in-process oracle requires them too)",
                 "  --progress S             seconds between progress lines while measuring (5)",
                 "  --help                   this text",
                 "Prints throughput, begin / commit / whole-transaction latency percentiles, abort rate, commit",
@@ -131,6 +138,7 @@ final class BenchOptions {
 
     private void set(String name, String v) throws UsageException {
         switch (name) {
+            case "tls" -> tlsDir = v;
             case "connections" -> connections = (int) whole(name, v, 1, 100_000);
             case "window" -> window = (int) whole(name, v, 1, 10_000_000);
             case "write-set" -> writeSet = (int) whole(name, v, 1, 1 << 20);

@@ -6,10 +6,13 @@ import io.netty.channel.epoll.EpollEventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.client.oracle.OracleCredentials;
 import io.sibyl.client.oracle.OracleException;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
+import io.sibyl.protocol.SelfSignedTls;
 
+import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Properties;
 
@@ -67,8 +70,14 @@ public final class SoBench {
         String host = o.oracleHost;
         int port = o.oraclePort;
         String oracleName;
+        SelfSignedTls tls = o.tlsDir == null ? null : SelfSignedTls.existing(Path.of(o.tlsDir));
+        OracleCredentials credentials = tls == null ? OracleCredentials.newClient()
+                : OracleCredentials.newClient().withTls(tls.client("client.p12"));
         if (o.inProcess()) {
             OracleConfig config = inProcessConfig(o);
+            if (tls != null) {
+                config = config.withTls(tls.oracle());
+            }
             OracleServer server = OracleServer.startInMemory(config); // stopped by System.exit
             System.gc(); // promote the oracle's preallocated tables now, not in a pause during the run
             host = "127.0.0.1";
@@ -88,7 +97,7 @@ public final class SoBench {
         EventLoopGroup[] loopOf = new EventLoopGroup[o.connections];
         for (int i = 0; i < clients.length; i++) {
             loopOf[i] = groups[i % groups.length];
-            clients[i] = OracleClient.connect(host, port, loopOf[i]);
+            clients[i] = OracleClient.connect(host, port, loopOf[i], credentials);
         }
 
         long t = System.nanoTime();

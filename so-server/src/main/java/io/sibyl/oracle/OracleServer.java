@@ -383,6 +383,31 @@ public final class OracleServer implements AutoCloseable {
         return failed.await(timeout, unit);
     }
 
+    /**
+     * Ends serving without leaving transactions in doubt, before {@link #close}: accepts no more connections, aborts
+     * the running transactions and journals that nothing below the reserved timestamps is undecided, so that the next
+     * oracle (a restart, or the standby taking over) starts without an aborted range to sweep. Returns false if the
+     * journal did not acknowledge it within {@code timeoutMillis} (the next oracle then finds an in-doubt range, as
+     * after a crash).
+     */
+    public boolean stopCleanly(long timeoutMillis) throws InterruptedException {
+        serverChannel.close().awaitUninterruptibly();
+        for (ClientSession s : sessions) {
+            // Nothing decided after the clean stop: a begin there could reserve new timestamps.
+            s.channel.eventLoop().execute(s::refuseInput);
+        }
+        CountDownLatch durable = new CountDownLatch(1);
+        sequencer.runOnOwner(() -> sequencer.sealCleanStop(durable::countDown));
+        boolean done = durable.await(timeoutMillis, TimeUnit.MILLISECONDS);
+        if (done) {
+            LOG.info("stopped cleanly: running transactions aborted, nothing left in doubt for the next oracle");
+        } else {
+            LOG.warn("the journal did not confirm the clean stop within {} ms: the next oracle will abort the"
+                    + " transactions in doubt as after a crash", timeoutMillis);
+        }
+        return done;
+    }
+
     @Override
     public void close() {
         OracleStatsMBean.unregister(jmx);

@@ -48,6 +48,9 @@ public final class OracleServerMain {
     private OracleServerMain() {
     }
 
+    /** How long SIGTERM waits for the journal to hold the clean stop before stopping anyway. */
+    static final long CLEAN_STOP_TIMEOUT_MS = 10_000;
+
     public static void main(String[] args) throws Exception {
         if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
             usage(System.out);
@@ -102,6 +105,12 @@ public final class OracleServerMain {
         });
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                // Before leaving the election: a standby that fences the journal first would see a crash.
+                server.stopCleanly(CLEAN_STOP_TIMEOUT_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             closeAll(closeBeforeServer);
             server.close();
             closeAll(closeAfterServer);

@@ -594,6 +594,17 @@ public final class OracleState {
         return new Checkpoint(announcedTmax, clock, Math.max(clock, reservedUpTo), abortedTs, List.of(ranges));
     }
 
+    /**
+     * A clean stop: raises T_max to the highest timestamp that may have been handed out (the reservation), so that the
+     * next block aborts every running transaction explicitly and announces that nothing at or below that timestamp is
+     * still undecided. The oracle that recovers this journal then finds no in-doubt range (its T_max equals the last
+     * timestamp), so a planned restart or handover leaves nothing to sweep but the transactions aborted here.
+     * Timestamps between the clock and the reservation were never handed out, so no version carries them.
+     */
+    public void stopCleanly() {
+        tMax = Math.max(tMax, Math.max(clock, reservedUpTo));
+    }
+
     /** Records in the block being built; callers seal when it grows large. */
     public int pendingRecords() {
         return block.records();

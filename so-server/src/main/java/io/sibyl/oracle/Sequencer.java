@@ -462,6 +462,17 @@ final class Sequencer implements Runnable {
         }
     }
 
+    /**
+     * Owner thread: seals what was decided, then a last block that aborts every running transaction and raises T_max
+     * to the reservation ({@link OracleState#stopCleanly}); {@code onDurable} runs once the journal holds it.
+     */
+    void sealCleanStop(Runnable onDurable) {
+        sealBlock();
+        state.stopCleanly();
+        sealBlock();
+        journal.append(null, onDurable); // a barrier: durable once every block before it is
+    }
+
     /** Frames waiting for the sequencer. */
     int queued() {
         return queue.size();

@@ -207,6 +207,12 @@ public final class OracleClient implements AutoCloseable {
         return new OracleClient(host, port, group, 10_000, OracleCredentials.newClient());
     }
 
+    /** As {@link #connect(String, int, EventLoopGroup)}, as the client {@code credentials} names (TLS included). */
+    public static OracleClient connect(String host, int port, EventLoopGroup group, OracleCredentials credentials)
+            throws InterruptedException {
+        return new OracleClient(host, port, group, 10_000, credentials);
+    }
+
     /** The local replica of commit metadata. */
     public CommitReplica replica() {
         return replica;

@@ -186,7 +186,10 @@ final class RawOracleClient implements AutoCloseable {
         }
     }
 
-    private static void skipHello(ByteBuf f) {
+    /** Aborted ranges the HELLO of this connection listed (transactions in doubt after earlier recoveries). */
+    long helloRanges = -1;
+
+    private void skipHello(ByteBuf f) {
         f.readShort();
         f.skipBytes(Wire.NONCE_BYTES);
         for (int i = 0; i < 6; i++) {
@@ -199,6 +202,7 @@ final class RawOracleClient implements AutoCloseable {
             }
         }
         long ranges = Varints.readUnsigned(f);
+        helloRanges = ranges;
         for (long i = 0; i < ranges; i++) {
             Varints.readUnsigned(f);
             Varints.readUnsigned(f);

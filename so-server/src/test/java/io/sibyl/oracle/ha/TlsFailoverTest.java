@@ -2,6 +2,7 @@ package io.sibyl.oracle.ha;
 
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import io.sibyl.oracle.tls.TestCertificates;
+import io.sibyl.protocol.SelfSignedTls;
 import io.sibyl.protocol.Wire;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,7 +31,7 @@ class TlsFailoverTest {
 
     @Test
     void aTlsStandbyWatchesTheLeaderOverTlsAndTakesOverWhenItIsKilled() throws Exception {
-        TestCertificates certs = TestCertificates.get();
+        SelfSignedTls certs = TestCertificates.get();
         List<String> flags = new ArrayList<>(StandbyTakeoverTest.haFlags(cluster, "tls"));
         flags.addAll(certs.oracleFlags());
         try (OracleProcess first = new OracleProcess("tls-first", flags)) {
@@ -56,7 +57,7 @@ class TlsFailoverTest {
     }
 
     /** Handshakes over TLS with the client's certificate, begins, and returns the reply's type. */
-    private static byte beginOverTls(TestCertificates certs, int port) throws IOException {
+    private static byte beginOverTls(SelfSignedTls certs, int port) throws IOException {
         try (SSLSocket s = (SSLSocket) certs.client("client.p12").jdkClientContext().getSocketFactory()
                 .createSocket("127.0.0.1", port)) {
             s.setSoTimeout(10_000);

@@ -1,98 +1,33 @@
 package io.sibyl.oracle.tls;
 
-import io.sibyl.protocol.TlsSettings;
+import io.sibyl.protocol.SelfSignedTls;
 
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 
-/**
- * Key and trust stores for TLS tests, made once per JVM with the JDK's own keytool (nothing else is installed):
- * self-signed certificates for the oracle (valid for 127.0.0.1 and localhost), a client, and a stranger nobody
- * trusts; the oracle trusts the client's certificate and its own (a standby's watch), the client the oracle's.
- */
+/** The self-signed TLS stores of tests ({@link SelfSignedTls}), made once per JVM in a temporary directory. */
 public final class TestCertificates {
-    private static TestCertificates made;
+    private static SelfSignedTls made;
 
-    /** Directory holding the stores and the password file. */
-    public final Path dir;
-
-    private TestCertificates(Path dir) {
-        this.dir = dir;
+    private TestCertificates() {
     }
 
     /** The stores, made on first use. */
-    public static synchronized TestCertificates get() {
+    public static synchronized SelfSignedTls get() {
         if (made == null) {
             try {
                 Path dir = Files.createTempDirectory("sibyl-tls");
+                made = SelfSignedTls.create(dir);
                 dir.toFile().deleteOnExit();
-                Files.writeString(dir.resolve("password"), "test-store-password\n");
-                for (String who : List.of("oracle", "client", "stranger")) {
-                    keytool("-genkeypair", "-alias", who, "-keyalg", "EC", "-groupname", "secp256r1",
-                            "-dname", "CN=sibyl-test-" + who, "-validity", "30",
-                            "-ext", "SAN=ip:127.0.0.1,dns:localhost",
-                            "-keystore", dir.resolve(who + ".p12").toString(), "-storetype", "PKCS12",
-                            "-storepass", "test-store-password");
-                    keytool("-exportcert", "-alias", who, "-rfc", "-file", dir.resolve(who + ".pem").toString(),
-                            "-keystore", dir.resolve(who + ".p12").toString(), "-storepass", "test-store-password");
-                }
-                trust(dir, "oracle-trusts.p12", "client");
-                trust(dir, "oracle-trusts.p12", "oracle"); // the oracles of an HA pair connect to each other
-                trust(dir, "client-trusts.p12", "oracle");
                 for (File f : dir.toFile().listFiles()) {
                     f.deleteOnExit();
                 }
-                made = new TestCertificates(dir);
             } catch (IOException | InterruptedException e) {
                 throw new IllegalStateException("cannot make test certificates with keytool", e);
             }
         }
         return made;
-    }
-
-    /** The oracle's flags: TLS with its certificate, requiring client certificates signed as the client's. */
-    public List<String> oracleFlags() {
-        return List.of("--tls=true", "--tls.key.store=" + path("oracle.p12"),
-                "--tls.key.store.password.file=" + path("password"), "--tls.trust.store=" + path("oracle-trusts.p12"),
-                "--tls.trust.store.password.file=" + path("password"));
-    }
-
-    /** The oracle's settings as {@link #oracleFlags} gives them. */
-    public TlsSettings oracle() {
-        return new TlsSettings(true, path("oracle.p12"), path("password"), path("oracle-trusts.p12"),
-                path("password"), TlsSettings.DEFAULT_PROTOCOLS, "tls.");
-    }
-
-    /** A client with {@code keyStore} ({@code client.p12}, {@code stranger.p12} or "" for none) trusting the oracle. */
-    public TlsSettings client(String keyStore) {
-        return new TlsSettings(true, keyStore.isEmpty() ? "" : path(keyStore), keyStore.isEmpty() ? "" : path("password"),
-                path("client-trusts.p12"), path("password"), TlsSettings.DEFAULT_PROTOCOLS, "sibyl.client.tls.");
-    }
-
-    /** Absolute path of a file in {@link #dir}. */
-    public String path(String name) {
-        return dir.resolve(name).toString();
-    }
-
-    private static void trust(Path dir, String store, String who) throws IOException, InterruptedException {
-        keytool("-importcert", "-noprompt", "-alias", who, "-file", dir.resolve(who + ".pem").toString(),
-                "-keystore", dir.resolve(store).toString(), "-storetype", "PKCS12",
-                "-storepass", "test-store-password");
-    }
-
-    private static void keytool(String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new IOException("keytool " + String.join(" ", args) + " failed: " + out);
-        }
     }
 }

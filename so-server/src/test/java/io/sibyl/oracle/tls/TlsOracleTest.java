@@ -3,6 +3,7 @@ package io.sibyl.oracle.tls;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import io.sibyl.protocol.TlsSettings;
+import io.sibyl.protocol.SelfSignedTls;
 import io.sibyl.protocol.Wire;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class TlsOracleTest {
     private static OracleServer oracle;
-    private static TestCertificates certs;
+    private static SelfSignedTls certs;
 
     @BeforeAll
     static void start() throws Exception {
