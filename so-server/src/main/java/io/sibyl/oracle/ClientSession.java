@@ -33,6 +33,9 @@ final class ClientSession {
     /** Nonces and identities must be unpredictable: they stand between a stranger and the admin role or a client's transactions. */
     private static final SecureRandom RANDOM = new SecureRandom();
 
+    /** Shared by every connection: direct memory is one pool for all of them. */
+    private static final DirectMemoryGuard DIRECT_MEMORY = new DirectMemoryGuard();
+
     final int id;
     final Channel channel;
     /** Random bytes sent in this connection's HELLO; an {@code AUTHENTICATE} proof is computed over them. */
@@ -136,7 +139,16 @@ final class ClientSession {
             return;
         }
         int deltaSize = (int) (published.endOffset() - cursor.endOffset());
-        ByteBuf frame = Frames.begin(channel.alloc(), replies.readableBytes() + deltaSize + 8);
+        ByteBuf frame;
+        try {
+            frame = Frames.begin(channel.alloc(), replies.readableBytes() + deltaSize + 8);
+        } catch (OutOfMemoryError e) {
+            // No buffer for these replies: the client must not wait for them for ever. Closing tells it at once
+            // (its requests in flight fail as of unknown outcome, and it asks again on a new connection).
+            replies.release();
+            failDelivery(e);
+            return;
+        }
         frame.writeBytes(replies);
         replies.release();
         writeDelta(frame, published, deltaSize);
@@ -236,12 +248,18 @@ final class ClientSession {
         ChannelOutboundBuffer outbound = channel.unsafe().outboundBuffer();
         long pending = outbound == null ? 0 : outbound.totalPendingWriteBytes();
         if (pending <= maxLagBytes) {
-            return false;
+            if (!DIRECT_MEMORY.shouldClose(pending)) {
+                return false;
+            }
+            LOG.warn("closing {}: the oracle's direct memory is {} of {} bytes used, and this client leaves {} bytes"
+                    + " of replies unread (slow readers are closed first, so the others keep being served)",
+                    channel.remoteAddress(), DIRECT_MEMORY.usedBytes(), DIRECT_MEMORY.limit(), pending);
+        } else {
+            LOG.warn("closing {}: client is not reading its replies ({} bytes of replies pending, max.lag.bytes={})",
+                    channel.remoteAddress(), pending, maxLagBytes);
         }
         closing = true;
         cursor = log.tail();
-        LOG.warn("closing {}: client is not reading its replies ({} bytes of replies pending, max.lag.bytes={})",
-                channel.remoteAddress(), pending, maxLagBytes);
         channel.close();
         return true;
     }
@@ -269,6 +287,14 @@ final class ClientSession {
             channel.close();
         }
         return true;
+    }
+
+    private void failDelivery(OutOfMemoryError e) {
+        closing = true;
+        cursor = log.tail();
+        LOG.error("closing {}: no memory for its replies ({}); its requests in flight get no answer on this"
+                + " connection", channel.remoteAddress(), e.toString());
+        channel.close();
     }
 
     private void writeDelta(ByteBuf frame, ReplicationLog.Node published, int deltaSize) {

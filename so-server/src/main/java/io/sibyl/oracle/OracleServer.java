@@ -104,6 +104,7 @@ public final class OracleServer implements AutoCloseable {
         // Inline, the only I/O thread owns the state.
         this.sequencer = new Sequencer(state, journal, log, config, PooledByteBufAllocator.DEFAULT,
                 inline ? workers.next() : null, lease);
+        sequencer.onFatalError(this::fatalError);
         if (inline) {
             sequencerThread = null;
         } else {

@@ -2,6 +2,7 @@ package io.sibyl.oracle;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.sibyl.oracle.journal.FatalErrorListener;
 import io.sibyl.protocol.AdminProof;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.ProtocolException;
@@ -59,6 +60,8 @@ final class Sequencer implements Runnable {
     private final Executor inlineOwner;
     /** Requests handled since the last seal: bounds how long replies wait while input keeps coming. */
     private int requestsInBlock;
+    /** The oracle's fatal-error path, for an Error in the decision loop. */
+    private FatalErrorListener onFatal = (reason, cause) -> LOG.error("fatal: {}", reason, cause);
     /** The admin secret ({@code admin.secret.file}), or null: then no connection can be admin. */
     private final byte[] adminSecret;
 
@@ -79,6 +82,11 @@ final class Sequencer implements Runnable {
         this.adminSecret = config.adminSecretFile().isEmpty() ? null
                 : AdminProof.readSecret(Path.of(config.adminSecretFile()), "admin.secret.file");
         journal.checkpointsFollow();
+    }
+
+    /** Where an Error in the decision loop is reported (the server's fatal path); set before the first request. */
+    void onFatalError(FatalErrorListener listener) {
+        this.onFatal = listener;
     }
 
     /** True when the (single) I/O thread runs the sequencer itself. */
@@ -126,6 +134,11 @@ final class Sequencer implements Runnable {
             } else {
                 LOG.error("sequencer failed on a request from session {}", item.session().id, e);
             }
+        } catch (Error e) {
+            // An Error (out of memory, say) may have struck halfway through a decision: the state can no longer be
+            // trusted, so the oracle stops serving (the journal holds what was acknowledged; a standby or a restart
+            // recovers it) rather than go on deciding, or die without a word on the sequencer thread.
+            onFatal.onFatalError("the sequencer failed: " + e, e);
         }
     }
 
