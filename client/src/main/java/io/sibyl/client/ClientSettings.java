@@ -1,7 +1,7 @@
 package io.sibyl.client;
 
 import io.sibyl.client.oracle.OracleCredentials;
-import io.sibyl.protocol.AdminProof;
+import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.TlsSettings;
 import org.apache.hadoop.conf.Configuration;
 
@@ -34,7 +34,11 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
     static OracleCredentials credentials(Configuration conf) {
         String file = conf.getTrimmed(TransactionManager.ADMIN_SECRET_FILE, "");
         OracleCredentials c = file.isEmpty() ? OracleCredentials.newClient()
-                : OracleCredentials.newAdmin(AdminProof.readSecret(Path.of(file), TransactionManager.ADMIN_SECRET_FILE));
+                : OracleCredentials.newAdmin(SecretProof.readSecret(Path.of(file), TransactionManager.ADMIN_SECRET_FILE));
+        String clientFile = conf.getTrimmed(TransactionManager.CLIENT_SECRET_FILE, "");
+        if (!clientFile.isEmpty()) {
+            c = c.withClientSecret(SecretProof.readSecret(Path.of(clientFile), TransactionManager.CLIENT_SECRET_FILE));
+        }
         return c.withTls(tls(conf));
     }
 

@@ -86,6 +86,11 @@ public final class TransactionManager implements AutoCloseable {
      */
     public static final String ADMIN_SECRET_FILE = "sibyl.client.admin.secret.file";
     /**
+     * A file holding the oracle's client secret (its {@code client.secret.file}): an oracle that has one serves only
+     * connections that prove it. Unset: no proof is sent.
+     */
+    public static final String CLIENT_SECRET_FILE = "sibyl.client.secret.file";
+    /**
      * {@code true}: connect to the oracle with TLS. With it: {@code sibyl.client.tls.trust.store} (certificates of the
      * oracles or their CA; default the JDK's CAs), {@code sibyl.client.tls.key.store} (this client's certificate, for
      * an oracle that requires one), their {@code .password.file}s, and {@code sibyl.client.tls.protocols}

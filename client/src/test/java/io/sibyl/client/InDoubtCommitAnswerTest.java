@@ -117,7 +117,7 @@ class InDoubtCommitAnswerTest {
                 ByteBuf hello = Unpooled.buffer();
                 hello.writeByte(Wire.HELLO);
                 hello.writeShort(Wire.VERSION);
-                hello.writeZero(Wire.NONCE_BYTES);
+                hello.writeZero(Wire.NONCE_BYTES + 1); // nonce, no client secret asked for
                 Varints.writeUnsigned(hello, nextTimestamp.get()); // T_init
                 Varints.writeUnsigned(hello, 0); // T_max
                 Varints.writeUnsigned(hello, 100_000); // max write set rows

@@ -34,6 +34,10 @@ public final class Wire {
     public static final int NONCE_BYTES = 16;
     /** Bytes of the proof in {@link #AUTHENTICATE}: an HMAC-SHA256. */
     public static final int PROOF_BYTES = 32;
+    /** {@link #AUTHENTICATE} role: a client proving {@code client.secret.file}. */
+    public static final byte AUTH_CLIENT = 1;
+    /** {@link #AUTHENTICATE} role: the admin (the sweeper) proving {@code admin.secret.file}. */
+    public static final byte AUTH_ADMIN = 2;
     /**
      * Handshake role of the hot standby's watch of its leader: the oracle sends no HELLO and keeps the connection open
      * (counted in its connection limit) until either side closes it; any frame after the handshake is malformed.
@@ -62,10 +66,12 @@ public final class Wire {
      */
     public static final byte RANGE_CLEANED_UP = 8;
     /**
-     * Asks for the admin role: body {@value #PROOF_BYTES} bytes, {@code HMAC-SHA256(admin secret, HELLO nonce)}
-     * ({@link AdminProof}); answered with {@link #ACK}, or {@link #ERR_FORBIDDEN} when the oracle has no admin secret
-     * or the proof does not match. The admin role may abort any transaction and report the clean-up of any aborted
-     * transaction or aborted range (the sweeper's work).
+     * Proves a shared secret: body {@code byte role} ({@link #AUTH_CLIENT} or {@link #AUTH_ADMIN}), then
+     * {@value #PROOF_BYTES} bytes, {@code HMAC-SHA256(secret, role, HELLO nonce)} ({@link SecretProof}); answered with
+     * {@link #ACK}, or {@link #ERR_FORBIDDEN} when the oracle has no such secret or the proof does not match. An
+     * oracle with {@code client.secret.file} serves a connection only once it proved the client (or admin) secret;
+     * the admin role may also abort any transaction and report the clean-up of any aborted transaction or aborted
+     * range (the sweeper's work).
      */
     public static final byte AUTHENTICATE = 9;
 

@@ -67,6 +67,8 @@ final class ClientSession {
     // Owned by the sequencer thread.
     /** The connection proved the admin secret. */
     boolean admin;
+    /** The connection proved the client (or admin) secret; only asked for when the oracle has a client secret. */
+    boolean authenticated;
     ByteBuf pendingReplies;
     ReplicationLog.Node startCursor;
     boolean disconnected;
@@ -76,6 +78,8 @@ final class ClientSession {
     boolean warnedQuota;
     /** A request was refused as forbidden and logged: not logged again. */
     boolean warnedForbidden;
+    /** Set by the sequencer: close the connection once the replies sealed so far are out (refused whole). */
+    volatile boolean closeAfterReplies;
 
     // Owned by the channel's event loop.
     private ReplicationLog.Node cursor;
@@ -152,6 +156,11 @@ final class ClientSession {
         frame.writeBytes(replies);
         replies.release();
         writeDelta(frame, published, deltaSize);
+        if (closeAfterReplies) {
+            closing = true;
+            channel.writeAndFlush(Frames.end(frame)).addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
         send(frame);
     }
 

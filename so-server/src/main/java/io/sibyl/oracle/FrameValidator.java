@@ -47,11 +47,11 @@ final class FrameValidator {
                         }
                     }
                     case Wire.AUTHENTICATE -> {
-                        if (in.readableBytes() < Wire.PROOF_BYTES) {
-                            throw new ProtocolException("authenticate carries " + in.readableBytes() + " bytes of"
-                                    + " proof; expected " + Wire.PROOF_BYTES);
+                        if (in.readableBytes() < 1 + Wire.PROOF_BYTES) {
+                            throw new ProtocolException("authenticate carries " + in.readableBytes() + " bytes;"
+                                    + " expected a role and " + Wire.PROOF_BYTES + " bytes of proof");
                         }
-                        in.skipBytes(Wire.PROOF_BYTES);
+                        in.skipBytes(1 + Wire.PROOF_BYTES);
                     }
                     default -> throw new ProtocolException("unknown message type " + type);
                 }

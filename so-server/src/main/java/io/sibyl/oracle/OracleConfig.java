@@ -40,7 +40,8 @@ public record OracleConfig(
         int maxRunningTransactionsPerConnection,
         String adminSecretFile,
         int maxAbortedTransactions,
-        TlsSettings tls) {
+        TlsSettings tls,
+        String clientSecretFile) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
     public enum JournalKind {
@@ -94,7 +95,7 @@ public record OracleConfig(
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
                 HaSettings.defaults(), 3_600_000, 10_000, 4096, 0, "", 1 << 17,
-                TlsSettings.disabled("tls."));
+                TlsSettings.disabled("tls."), "");
     }
 
     public OracleConfig {
@@ -127,8 +128,9 @@ public record OracleConfig(
                 "1 to " + MAX_CONNECTIONS);
         require(maxRunningTransactionsPerConnection >= 0, "max.running.transactions.per.connection",
                 maxRunningTransactionsPerConnection, "0 (half of max.running.transactions) or more");
-        if (tls == null || adminSecretFile == null) {
-            throw new IllegalArgumentException("admin.secret.file and the TLS settings are required (empty: none)");
+        if (tls == null || adminSecretFile == null || clientSecretFile == null) {
+            throw new IllegalArgumentException("admin.secret.file, client.secret.file and the TLS settings are"
+                    + " required (empty: none)");
         }
         if (journal == null || journalSettings == null || ha == null) {
             throw new IllegalArgumentException("journal, journal settings and HA settings are required");
@@ -155,7 +157,7 @@ public record OracleConfig(
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
@@ -163,21 +165,21 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
@@ -185,7 +187,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     /** Copy whose transactions are aborted once they ran {@code millis} (0: never). */
@@ -194,7 +196,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, millis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     /**
@@ -207,7 +209,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeMillis, connections, perConnection,
-                adminSecretFile, maxAbortedTransactions, tls);
+                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     /**
@@ -226,7 +228,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     /** Copy whose admin role is proven with the secret in {@code file} (empty: no connection can be admin). */
@@ -235,7 +237,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls);
+                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     /** Copy that refuses begins once {@code limit} aborted transactions wait for their clean-up. */
@@ -244,7 +246,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, limit, tls);
+                maxRunningTransactionsPerConnection, adminSecretFile, limit, tls, clientSecretFile);
     }
 
     /** Copy whose clients connect with {@code settings}' TLS. */
@@ -253,7 +255,17 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, settings);
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, settings,
+                clientSecretFile);
+    }
+
+    /** Copy whose clients must prove the secret in {@code file} (empty: they need not). */
+    public OracleConfig withClientSecretFile(String file) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, file);
     }
 
     /** Copy with the given high-availability settings. */
@@ -261,7 +273,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
@@ -269,7 +281,7 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
     }
 
     /**
@@ -313,7 +325,8 @@ public record OracleConfig(
                 intOf(p, "max.running.transactions.per.connection", d.maxRunningTransactionsPerConnection),
                 p.getProperty("admin.secret.file", d.adminSecretFile).trim(),
                 intOf(p, "max.aborted.transactions", d.maxAbortedTransactions),
-                tlsOf(p));
+                tlsOf(p),
+                p.getProperty("client.secret.file", d.clientSecretFile).trim());
     }
 
     private static TlsSettings tlsOf(Properties p) {
@@ -391,6 +404,8 @@ public record OracleConfig(
                 + " empty: no client certificate asked for");
         m.put("tls.trust.store.password.file", tls.trustStorePasswordFile() + "  # file holding its password");
         m.put("tls.protocols", String.join(",", tls.protocols()) + "  # TLS versions allowed (TLSv1.3, TLSv1.2)");
+        m.put("client.secret.file", clientSecretFile + "  # file holding the secret every client must prove"
+                + " before its first request (a shared-secret alternative to client certificates); empty: none");
         m.put("admin.secret.file", adminSecretFile + "  # file holding the secret that gives a connection the admin"
                 + " role (the sweeper's: abort any transaction, report clean-up of dead clients' transactions and"
                 + " aborted ranges); empty: no connection can be admin");

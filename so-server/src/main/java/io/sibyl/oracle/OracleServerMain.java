@@ -7,8 +7,8 @@ import io.sibyl.oracle.journal.JournalBootstrap;
 import io.sibyl.oracle.journal.JournalClients;
 import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.oracle.journal.RecoveredState;
-import io.sibyl.protocol.AdminProof;
 import io.sibyl.protocol.LeaderRecord;
+import io.sibyl.protocol.SecretProof;
 import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -308,7 +308,10 @@ public final class OracleServerMain {
         }
         OracleConfig config = OracleConfig.fromProperties(p);
         if (!config.adminSecretFile().isEmpty()) {
-            AdminProof.readSecret(Path.of(config.adminSecretFile()), "admin.secret.file"); // refused now, not later
+            SecretProof.readSecret(Path.of(config.adminSecretFile()), "admin.secret.file"); // refused now, not later
+        }
+        if (!config.clientSecretFile().isEmpty()) {
+            SecretProof.readSecret(Path.of(config.clientSecretFile()), "client.secret.file");
         }
         if (config.tls().enabled()) {
             config.tls().serverContext(); // an unreadable store is refused now, naming its setting

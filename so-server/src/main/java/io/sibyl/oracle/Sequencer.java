@@ -3,9 +3,9 @@ package io.sibyl.oracle;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.sibyl.oracle.journal.FatalErrorListener;
-import io.sibyl.protocol.AdminProof;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.ProtocolException;
+import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
@@ -64,6 +64,8 @@ final class Sequencer implements Runnable {
     private FatalErrorListener onFatal = (reason, cause) -> LOG.error("fatal: {}", reason, cause);
     /** The admin secret ({@code admin.secret.file}), or null: then no connection can be admin. */
     private final byte[] adminSecret;
+    /** The client secret ({@code client.secret.file}), or null: then clients need not authenticate. */
+    private final byte[] clientSecret;
 
     /**
      * {@code inlineOwner}: in inline mode, the single I/O thread's executor (it owns the state); null otherwise.
@@ -80,7 +82,9 @@ final class Sequencer implements Runnable {
         this.alloc = alloc;
         this.replyHold = new ReplyHold(lease, journal, this::runOnOwner);
         this.adminSecret = config.adminSecretFile().isEmpty() ? null
-                : AdminProof.readSecret(Path.of(config.adminSecretFile()), "admin.secret.file");
+                : SecretProof.readSecret(Path.of(config.adminSecretFile()), "admin.secret.file");
+        this.clientSecret = config.clientSecretFile().isEmpty() ? null
+                : SecretProof.readSecret(Path.of(config.clientSecretFile()), "client.secret.file");
         journal.checkpointsFollow();
     }
 
@@ -220,6 +224,7 @@ final class Sequencer implements Runnable {
         out.writeByte(Wire.HELLO);
         out.writeShort(Wire.VERSION);
         out.writeBytes(session.nonce);
+        out.writeByte(clientSecret != null ? 1 : 0); // the client must AUTHENTICATE before its first request
         Varints.writeUnsigned(out, state.clock() + 1);
         Varints.writeUnsigned(out, state.tMax());
         Varints.writeUnsigned(out, config.maxWriteSetRows());
@@ -234,6 +239,11 @@ final class Sequencer implements Runnable {
         while (in.isReadable()) {
             byte type = in.readByte();
             long id = Varints.readUnsigned(in);
+            if (clientSecret != null && !session.authenticated && type != Wire.AUTHENTICATE) {
+                refuseUnauthenticated(session);
+                in.skipBytes(in.readableBytes());
+                return;
+            }
             switch (type) {
                 case Wire.BEGIN -> {
                     long ts = state.begin(session.id);
@@ -302,9 +312,10 @@ final class Sequencer implements Runnable {
                     }
                 }
                 case Wire.AUTHENTICATE -> {
+                    byte role = in.readByte();
                     byte[] proof = new byte[Wire.PROOF_BYTES];
                     in.readBytes(proof);
-                    authenticate(session, id, proof);
+                    authenticate(session, id, role, proof);
                 }
                 case Wire.FINISH -> {
                     long ts = Varints.readUnsigned(in);
@@ -407,18 +418,46 @@ final class Sequencer implements Runnable {
         ack(session, id);
     }
 
-    private void authenticate(ClientSession session, long id, byte[] proof) {
-        if (adminSecret == null) {
-            forbidden(session, id, "this oracle has no admin secret (admin.secret.file is empty): set it on the"
-                    + " oracle, and the same secret in sibyl.client.admin.secret.file where the sweeper runs");
-        } else if (!AdminProof.verify(adminSecret, session.nonce, proof)) {
-            forbidden(session, id, "the admin secret does not match the oracle's: compare"
-                    + " sibyl.client.admin.secret.file with the oracle's admin.secret.file");
+    private void authenticate(ClientSession session, long id, byte role, byte[] proof) {
+        boolean admin = role == Wire.AUTH_ADMIN;
+        byte[] secret = admin ? adminSecret : clientSecret;
+        String oracleKey = admin ? "admin.secret.file" : "client.secret.file";
+        String clientKey = admin ? "sibyl.client.admin.secret.file" : "sibyl.client.secret.file";
+        if (role != Wire.AUTH_ADMIN && role != Wire.AUTH_CLIENT) {
+            forbidden(session, id, "unknown authentication role " + role + "; expected " + Wire.AUTH_CLIENT
+                    + " (client) or " + Wire.AUTH_ADMIN + " (admin)");
+        } else if (secret == null) {
+            forbidden(session, id, "this oracle has no " + (admin ? "admin" : "client") + " secret (" + oracleKey
+                    + " is empty): set it on the oracle, and the same secret in " + clientKey);
+        } else if (!SecretProof.verify(secret, role, session.nonce, proof)) {
+            forbidden(session, id, "the " + (admin ? "admin" : "client") + " secret does not match the oracle's:"
+                    + " compare " + clientKey + " with the oracle's " + oracleKey);
         } else {
-            session.admin = true;
-            LOG.info("{} authenticated as admin", session.channel.remoteAddress());
+            session.authenticated = true;
+            session.admin |= admin;
+            if (admin) {
+                LOG.info("{} authenticated as admin", session.channel.remoteAddress());
+            }
             ack(session, id);
         }
+    }
+
+    /**
+     * A request before the client secret was proven: the whole connection is refused (its reply says what to set)
+     * and closed once the reply is out; nothing it sends is decided.
+     */
+    private void refuseUnauthenticated(ClientSession session) {
+        if (session.closeAfterReplies) {
+            return;
+        }
+        session.closeAfterReplies = true;
+        String reason = "this oracle serves only clients that prove its client secret (client.secret.file is set):"
+                + " set sibyl.client.secret.file to the same secret (docs/operations.md, Security)";
+        if (!session.warnedForbidden) {
+            session.warnedForbidden = true;
+            LOG.warn("refused {}: it sent a request without authenticating", session.channel.remoteAddress());
+        }
+        Frames.writeError(out(session), 0, Wire.ERR_FORBIDDEN, reason);
     }
 
     /** Refuses a request that needs the admin role or another client's identity; said once per connection in the log. */

@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.sibyl.oracle.OracleSurvivesRandomFramesTest.Msg;
 import io.sibyl.oracle.OracleSurvivesRandomFramesTest.WireSocket;
-import io.sibyl.protocol.AdminProof;
+import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 import org.junit.jupiter.api.AfterEach;
@@ -110,19 +110,19 @@ class ForeignTransactionRequestsTest {
         awaitAborted(lost);
         WireSocket admin = WireSocket.connect(server.port());
         admin.handshake(Wire.VERSION);
-        ByteBuf wrong = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(1);
-        wrong.writeBytes(AdminProof.compute("not-the-admin-secret-0123".getBytes(StandardCharsets.UTF_8),
-                admin.nonce()));
+        ByteBuf wrong = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(1).writeByte(Wire.AUTH_ADMIN);
+        wrong.writeBytes(SecretProof.compute("not-the-admin-secret-0123".getBytes(StandardCharsets.UTF_8),
+                Wire.AUTH_ADMIN, admin.nonce()));
         admin.send(wrong);
         Msg refused = reply(admin, 1);
         assertEquals(Wire.ERR_FORBIDDEN, refused.code(), refused.toString());
         assertTrue(refused.text().contains("sibyl.client.admin.secret.file"), refused.text());
-        ByteBuf replayed = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(2);
-        replayed.writeBytes(AdminProof.compute(SECRET, stranger.nonce())); // a proof made for another connection
+        ByteBuf replayed = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(2).writeByte(Wire.AUTH_ADMIN);
+        replayed.writeBytes(SecretProof.compute(SECRET, Wire.AUTH_ADMIN, stranger.nonce())); // another connection's
         admin.send(replayed);
         assertEquals(Wire.ERR_FORBIDDEN, reply(admin, 2).code());
-        ByteBuf proof = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(3);
-        proof.writeBytes(AdminProof.compute(SECRET, admin.nonce()));
+        ByteBuf proof = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(3).writeByte(Wire.AUTH_ADMIN);
+        proof.writeBytes(SecretProof.compute(SECRET, Wire.AUTH_ADMIN, admin.nonce()));
         admin.send(proof);
         assertEquals(Wire.ACK, reply(admin, 3).type());
         admin.send(request(Wire.CLEANED_UP, 4, lost));
@@ -151,8 +151,8 @@ class ForeignTransactionRequestsTest {
                 .withCapacities(1 << 12, 1 << 10, 1 << 8));
              WireSocket s = WireSocket.connect(plain.port())) {
             s.handshake(Wire.VERSION);
-            ByteBuf proof = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(1);
-            proof.writeBytes(AdminProof.compute(SECRET, s.nonce()));
+            ByteBuf proof = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(1).writeByte(Wire.AUTH_ADMIN);
+            proof.writeBytes(SecretProof.compute(SECRET, Wire.AUTH_ADMIN, s.nonce()));
             s.send(proof);
             Msg refused = reply(s, 1);
             assertEquals(Wire.ERR_FORBIDDEN, refused.code(), refused.toString());

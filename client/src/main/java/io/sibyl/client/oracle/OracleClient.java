@@ -23,9 +23,9 @@ import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
 import io.sibyl.protocol.AbortedRange;
-import io.sibyl.protocol.AdminProof;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.ProtocolException;
+import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 
@@ -89,10 +89,13 @@ public final class OracleClient implements AutoCloseable {
     private volatile byte[] helloNonce;
     /** The oracle accepted this connection's admin proof. */
     private volatile boolean admin;
+    /** This client proves a client secret after the HELLO. */
+    private final boolean provesClientSecret;
 
     private OracleClient(String host, int port, EventLoopGroup sharedGroup, long connectTimeoutMillis,
                          OracleCredentials credentials) throws InterruptedException {
         this.address = host + ":" + port;
+        this.provesClientSecret = credentials.clientSecret() != null || credentials.isAdmin();
         boolean epoll = Epoll.isAvailable();
         if (sharedGroup == null) {
             ownGroup = epoll ? new EpollEventLoopGroup(1, new DefaultThreadFactory("sibyl-oracle-client", true))
@@ -140,8 +143,12 @@ public final class OracleClient implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(connectTimeoutMillis);
         try {
             replica = hello.get(connectTimeoutMillis, TimeUnit.MILLISECONDS);
+            if (credentials.clientSecret() != null) {
+                authenticate(credentials.clientSecret(), Wire.AUTH_CLIENT, Math.max(1, deadline - System.nanoTime()));
+            }
             if (credentials.isAdmin()) {
-                authenticate(credentials.adminSecret(), Math.max(1, deadline - System.nanoTime()));
+                authenticate(credentials.adminSecret(), Wire.AUTH_ADMIN, Math.max(1, deadline - System.nanoTime()));
+                admin = true;
             }
         } catch (ExecutionException e) {
             close();
@@ -163,16 +170,15 @@ public final class OracleClient implements AutoCloseable {
      * Proves the admin secret on this connection (after the HELLO, whose nonce the proof covers), waiting for the
      * oracle's answer: an oracle without the secret, or with another, refuses with a message naming the settings.
      */
-    private void authenticate(byte[] secret, long timeoutNanos) throws ExecutionException, TimeoutException,
-            InterruptedException {
-        byte[] proof = AdminProof.compute(secret, helloNonce);
+    private void authenticate(byte[] secret, byte role, long timeoutNanos) throws ExecutionException,
+            TimeoutException, InterruptedException {
+        byte[] proof = SecretProof.compute(secret, role, helloNonce);
         ByteBuf b = io.netty.buffer.Unpooled.wrappedBuffer(proof);
         long[] words = new long[Wire.PROOF_BYTES / Long.BYTES];
         for (int i = 0; i < words.length; i++) {
             words[i] = b.readLong();
         }
-        submit(new Request(Wire.AUTHENTICATE, 0, words)).get(timeoutNanos, TimeUnit.NANOSECONDS);
-        admin = true;
+        submit(new Request(Wire.AUTHENTICATE, role, words)).get(timeoutNanos, TimeUnit.NANOSECONDS);
     }
 
     /**
@@ -433,6 +439,7 @@ public final class OracleClient implements AutoCloseable {
             frame.writeByte(r.type);
             Varints.writeUnsigned(frame, id);
             if (r.type == Wire.AUTHENTICATE) {
+                frame.writeByte((int) r.ts); // the role
                 for (long word : r.rows) {
                     frame.writeLong(word); // the proof
                 }
@@ -612,6 +619,11 @@ public final class OracleClient implements AutoCloseable {
             byte[] nonce = new byte[Wire.NONCE_BYTES];
             in.readBytes(nonce);
             helloNonce = nonce;
+            if (in.readByte() != 0 && !provesClientSecret) {
+                hello.completeExceptionally(new OracleException(Wire.ERR_FORBIDDEN, "the oracle at " + address
+                        + " serves only clients that prove its client secret (its client.secret.file): set"
+                        + " sibyl.client.secret.file to the same secret (docs/operations.md, Security)"));
+            }
             long tInit = Varints.readUnsigned(in);
             long tMax = Varints.readUnsigned(in);
             Varints.readUnsigned(in); // max write set rows: enforced by the oracle

@@ -16,20 +16,22 @@ public final class OracleCredentials {
 
     private final long identityToken;
     private final byte[] adminSecret;
+    private final byte[] clientSecret;
     private final TlsSettings tlsSettings;
     /** Built once from {@link #tlsSettings}: every connection of this client shares it. */
     private final SslContext tls;
 
-    private OracleCredentials(long identityToken, byte[] adminSecret, TlsSettings tlsSettings) {
+    private OracleCredentials(long identityToken, byte[] adminSecret, byte[] clientSecret, TlsSettings tlsSettings) {
         this.identityToken = identityToken;
         this.adminSecret = adminSecret;
+        this.clientSecret = clientSecret;
         this.tlsSettings = tlsSettings;
         this.tls = tlsSettings.enabled() ? tlsSettings.clientContext() : null;
     }
 
     /** A new client identity (random, unguessable) without the admin role. */
     public static OracleCredentials newClient() {
-        return new OracleCredentials(randomToken(), null, TlsSettings.disabled("sibyl.client.tls."));
+        return new OracleCredentials(randomToken(), null, null, TlsSettings.disabled("sibyl.client.tls."));
     }
 
     /** A new client identity that proves {@code adminSecret} (the oracle's {@code admin.secret.file}) on connecting. */
@@ -37,7 +39,8 @@ public final class OracleCredentials {
         if (adminSecret == null || adminSecret.length == 0) {
             throw new IllegalArgumentException("an admin secret is required");
         }
-        return new OracleCredentials(randomToken(), adminSecret.clone(), TlsSettings.disabled("sibyl.client.tls."));
+        return new OracleCredentials(randomToken(), adminSecret.clone(), null,
+                TlsSettings.disabled("sibyl.client.tls."));
     }
 
     /**
@@ -46,7 +49,16 @@ public final class OracleCredentials {
      * @throws IllegalArgumentException naming the setting when a store cannot be read
      */
     public OracleCredentials withTls(TlsSettings settings) {
-        return new OracleCredentials(identityToken, adminSecret, settings);
+        return new OracleCredentials(identityToken, adminSecret, clientSecret, settings);
+    }
+
+    /** The same client, proving {@code secret} (the oracle's {@code client.secret.file}) on every connection. */
+    public OracleCredentials withClientSecret(byte[] secret) {
+        return new OracleCredentials(identityToken, adminSecret, secret.clone(), tlsSettings);
+    }
+
+    byte[] clientSecret() {
+        return clientSecret;
     }
 
     /** The TLS context of this client's connections, or null for plaintext. */

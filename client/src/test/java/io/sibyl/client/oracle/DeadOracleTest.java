@@ -116,7 +116,7 @@ class DeadOracleTest {
                         ByteBuf hello = Unpooled.buffer();
                         hello.writeByte(Wire.HELLO);
                         hello.writeShort(Wire.VERSION);
-                        hello.writeZero(Wire.NONCE_BYTES);
+                        hello.writeZero(Wire.NONCE_BYTES + 1); // nonce, no client secret asked for
                         Varints.writeUnsigned(hello, 1); // T_init
                         Varints.writeUnsigned(hello, 0); // T_max
                         Varints.writeUnsigned(hello, 1000);

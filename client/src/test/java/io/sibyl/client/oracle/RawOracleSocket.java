@@ -143,7 +143,7 @@ final class RawOracleSocket implements AutoCloseable {
             switch (type) {
                 case Wire.HELLO -> {
                     short version = b.readShort();
-                    b.skipBytes(Wire.NONCE_BYTES);
+                    b.skipBytes(Wire.NONCE_BYTES + 1); // and whether a client secret must be proven
                     long tInit = Varints.readUnsigned(b);
                     long tMax = Varints.readUnsigned(b);
                     long maxRows = Varints.readUnsigned(b);

@@ -191,7 +191,7 @@ final class RawOracleClient implements AutoCloseable {
 
     private void skipHello(ByteBuf f) {
         f.readShort();
-        f.skipBytes(Wire.NONCE_BYTES);
+        f.skipBytes(Wire.NONCE_BYTES + 1); // and whether a client secret must be proven
         for (int i = 0; i < 6; i++) {
             Varints.readUnsigned(f); // T_init, T_max, max write set rows, max frame bytes, reader grace, max age
         }
