@@ -8,10 +8,11 @@ import java.util.Arrays;
 
 /**
  * The aborted set as every HELLO carries it, kept so that a handshake costs a copy of bytes encoded earlier, not a
- * sort of the whole set: an encoded snapshot (ascending start timestamps) plus the timestamps added and removed
- * since, each list ascending; the set is the snapshot and the added ones less the removed ones. The snapshot is encoded again only when a HELLO finds more than
- * {@link #MAX_CHANGES} changes since the last one; until then the change lists stay below that size, so a storm of
- * handshakes costs one encoding at most, and a set that churns without handshakes costs nothing. Sequencer thread.
+ * sort of the whole set: an encoded snapshot (ascending start timestamps) plus the timestamps added and removed since,
+ * each list ascending; the set is the snapshot and the added ones less the removed ones. The snapshot is encoded
+ * again only when a HELLO finds more than {@link #MAX_CHANGES} changes since the last one; until then the change
+ * lists stay below that size, so a storm of handshakes costs one encoding at most, and a set that churns without
+ * handshakes costs nothing. Sequencer thread.
  */
 final class AbortedSetImage {
     /** Changes kept beside the snapshot; beyond them the snapshot is encoded again at the next HELLO. */

@@ -30,7 +30,7 @@ final class ClientSession {
      */
     static final long MIN_MAX_QUEUED_BYTES = 4L << 20;
 
-    /** Nonces and identities must be unpredictable: they stand between a stranger and the admin role or a client's transactions. */
+    /** Nonces and identities must be unpredictable: they keep strangers from the admin role and others' transactions. */
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** Shared by every connection: direct memory is one pool for all of them. */
@@ -80,6 +80,10 @@ final class ClientSession {
     boolean warnedForbidden;
     /** Set by the sequencer: close the connection once the replies sealed so far are out (refused whole). */
     volatile boolean closeAfterReplies;
+    /** When its last frame arrived (event loop writes, the idle check reads). */
+    volatile long lastFrameNanos = System.nanoTime();
+    /** The hot standby's watch: idle by design, never closed for it. */
+    volatile boolean watch;
 
     // Owned by the channel's event loop.
     private ReplicationLog.Node cursor;
@@ -209,6 +213,7 @@ final class ClientSession {
      * MAX_QUEUED_FRAMES frames or maxQueuedBytes bytes waiting for the sequencer.
      */
     void frameQueued(int bytes) {
+        lastFrameNanos = System.nanoTime();
         int frames = queuedFrames.incrementAndGet();
         long queued = queuedBytes.addAndGet(bytes);
         if (frames < MAX_QUEUED_FRAMES && queued < maxQueuedBytes) {

@@ -140,6 +140,7 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
                 if (role == Wire.ROLE_WATCH) {
                     // No HELLO, no replica, no sequencer work: the standby only waits for this connection to end.
                     watch = true;
+                    session.watch = true;
                     LOG.info("{} watches this oracle (a hot standby)", ctx.channel().remoteAddress());
                     return;
                 }

@@ -41,7 +41,8 @@ public record OracleConfig(
         String adminSecretFile,
         int maxAbortedTransactions,
         TlsSettings tls,
-        String clientSecretFile) {
+        String clientSecretFile,
+        long idleTimeoutMillis) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
     public enum JournalKind {
@@ -95,7 +96,7 @@ public record OracleConfig(
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
                 HaSettings.defaults(), 3_600_000, 10_000, 4096, 0, "", 1 << 17,
-                TlsSettings.disabled("tls."), "");
+                TlsSettings.disabled("tls."), "", 600_000);
     }
 
     public OracleConfig {
@@ -124,6 +125,8 @@ public record OracleConfig(
                 transactionMaxAgeMillis, "0 (no limit) or 1000 to " + MAX_TRANSACTION_AGE_MILLIS);
         require(handshakeTimeoutMillis >= 1 && handshakeTimeoutMillis <= 3_600_000, "handshake.timeout.ms",
                 handshakeTimeoutMillis, "1 to 3600000");
+        require(idleTimeoutMillis == 0 || idleTimeoutMillis >= 1000 && idleTimeoutMillis <= MAX_INTERVAL_MILLIS,
+                "idle.timeout.ms", idleTimeoutMillis, "0 (never) or 1000 to " + MAX_INTERVAL_MILLIS);
         require(maxConnections >= 1 && maxConnections <= MAX_CONNECTIONS, "max.connections", maxConnections,
                 "1 to " + MAX_CONNECTIONS);
         require(maxRunningTransactionsPerConnection >= 0, "max.running.transactions.per.connection",
@@ -157,7 +160,8 @@ public record OracleConfig(
         return new OracleConfig(host, newPort, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
@@ -165,21 +169,24 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictRows, recentCommits, runningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
@@ -187,7 +194,8 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     /** Copy whose transactions are aborted once they ran {@code millis} (0: never). */
@@ -196,7 +204,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, millis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     /**
@@ -209,7 +217,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeMillis, connections, perConnection,
-                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
+                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     /**
@@ -228,7 +236,8 @@ public record OracleConfig(
         return new OracleConfig(host, port, threads, conflictTableRows, recentCommitsCapacity, maxRunningTransactions,
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     /** Copy whose admin role is proven with the secret in {@code file} (empty: no connection can be admin). */
@@ -237,7 +246,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile);
+                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     /** Copy that refuses begins once {@code limit} aborted transactions wait for their clean-up. */
@@ -246,7 +255,8 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, limit, tls, clientSecretFile);
+                maxRunningTransactionsPerConnection, adminSecretFile, limit, tls, clientSecretFile,
+                idleTimeoutMillis);
     }
 
     /** Copy whose clients connect with {@code settings}' TLS. */
@@ -256,7 +266,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, settings,
-                clientSecretFile);
+                clientSecretFile, idleTimeoutMillis);
     }
 
     /** Copy whose clients must prove the secret in {@code file} (empty: they need not). */
@@ -265,7 +275,18 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, file);
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, file,
+                idleTimeoutMillis);
+    }
+
+    /** Copy that closes client connections idle for {@code millis} holding no transaction (0: never). */
+    public OracleConfig withIdleTimeout(long millis) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
+                millis);
     }
 
     /** Copy with the given high-availability settings. */
@@ -273,7 +294,8 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
@@ -281,7 +303,8 @@ public record OracleConfig(
         return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis,
-                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile);
+                handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
     }
 
     /**
@@ -326,7 +349,8 @@ public record OracleConfig(
                 p.getProperty("admin.secret.file", d.adminSecretFile).trim(),
                 intOf(p, "max.aborted.transactions", d.maxAbortedTransactions),
                 tlsOf(p),
-                p.getProperty("client.secret.file", d.clientSecretFile).trim());
+                p.getProperty("client.secret.file", d.clientSecretFile).trim(),
+                longOf(p, "idle.timeout.ms", d.idleTimeoutMillis));
     }
 
     private static TlsSettings tlsOf(Properties p) {
@@ -411,6 +435,8 @@ public record OracleConfig(
                 + " aborted ranges); empty: no connection can be admin");
         m.put("handshake.timeout.ms", handshakeTimeoutMillis + "  # a connection that has not sent its handshake"
                 + " this long after it was accepted gets an error and is closed");
+        m.put("idle.timeout.ms", idleTimeoutMillis + "  # a client connection that sent nothing this long and holds no"
+                + " running transaction is closed (0 = never); its client reconnects when it next needs the oracle");
         m.put("push.interval.ms", pushIntervalMillis + "  # a silent connection gets commit metadata pushed after this");
         m.put("max.lag.bytes", maxLagBytes + "  # unsent commit metadata after which a connection is closed");
         m.put("reader.grace.ms", readerGraceMillis + "  # garbage collection spares the snapshots of a lost"

@@ -4,6 +4,7 @@ import com.sun.management.UnixOperatingSystemMXBean;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -18,6 +19,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sibyl.oracle.journal.FatalErrorListener;
+import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,6 +83,8 @@ public final class OracleServer implements AutoCloseable {
     private final ScheduledFuture<?> statsLog;
     /** TLS on the port, or null when {@code tls=false}. */
     private final ServerTls tls;
+    /** Closes idle client connections ({@code idle.timeout.ms}), or null when it is 0. */
+    private final ScheduledFuture<?> idleCheck;
     private OracleStats lastLogged; // owner thread only
 
     private OracleServer(OracleConfig config, Journal journal, OracleState state, ServingLease lease)
@@ -141,6 +145,10 @@ public final class OracleServer implements AutoCloseable {
                 inline ? "inline on the I/O thread" : "on its own thread", config.conflictTableRows(),
                 journal.getClass().getSimpleName());
         warnIfTooFewFileDescriptors(config);
+        long idle = config.idleTimeoutMillis();
+        long checkEvery = Math.max(100, Math.min(idle / 4, 10_000));
+        idleCheck = idle == 0 ? null : boss.next().scheduleWithFixedDelay(
+                () -> sequencer.runOnOwner(this::closeIdleConnections), checkEvery, checkEvery, TimeUnit.MILLISECONDS);
         jmx = OracleStatsMBean.register(this, port());
         long every = config.statsLogIntervalMillis();
         statsLog = every == 0 ? null : boss.next().scheduleAtFixedRate(() -> sequencer.runOnOwner(this::logStats),
@@ -261,6 +269,27 @@ public final class OracleServer implements AutoCloseable {
 
     public OracleConfig config() {
         return config;
+    }
+
+    /**
+     * Owner thread: closes the client connections that sent nothing for {@code idle.timeout.ms} and hold no running
+     * transaction, so that abandoned connections cannot keep places under {@code max.connections} for ever. Their
+     * clients reconnect when they next need the oracle.
+     */
+    private void closeIdleConnections() {
+        long now = System.nanoTime();
+        long idleNanos = config.idleTimeoutMillis() * 1_000_000L;
+        for (ClientSession s : sessions) {
+            if (!s.watch && now - s.lastFrameNanos > idleNanos && !s.closeAfterReplies
+                    && state.runningCountOf(s.id) == 0) {
+                LOG.info("closing {}: no request for idle.timeout.ms={} and no running transaction",
+                        s.channel.remoteAddress(), config.idleTimeoutMillis());
+                s.channel.writeAndFlush(Frames.errorFrame(s.channel.alloc(), Wire.ERR_OVERLOADED, "closed after"
+                        + " idle.timeout.ms=" + config.idleTimeoutMillis() + " ms without a request while holding no"
+                        + " transaction; reconnect when needed")).addListener(ChannelFutureListener.CLOSE);
+                s.closeAfterReplies = true;
+            }
+        }
     }
 
     /** TLS on the port, or null. */
@@ -414,6 +443,9 @@ public final class OracleServer implements AutoCloseable {
         OracleStatsMBean.unregister(jmx);
         if (statsLog != null) {
             statsLog.cancel(false);
+        }
+        if (idleCheck != null) {
+            idleCheck.cancel(false);
         }
         serverChannel.close().awaitUninterruptibly();
         if (tls != null) {
