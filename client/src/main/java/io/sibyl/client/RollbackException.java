@@ -22,7 +22,12 @@ public class RollbackException extends Exception {
          */
         ORACLE_FAILOVER,
         /** Writing the transaction's buffered mutations to HBase failed (see the cause). */
-        WRITE_FAILED
+        WRITE_FAILED,
+        /**
+         * Serializable only: a row the transaction read, or a row in a range it scanned, was committed by another
+         * transaction since it began, so committing would not be serializable. Retryable.
+         */
+        READ_CONFLICT
     }
 
     private final transient Transaction transaction;
@@ -60,6 +65,7 @@ public class RollbackException extends Exception {
 
     /** True if the same work, run again in a new transaction, may well succeed (conflicts, too old, failover). */
     public boolean isRetryable() {
-        return reason == Reason.CONFLICT || reason == Reason.TOO_OLD || reason == Reason.ORACLE_FAILOVER;
+        return reason == Reason.CONFLICT || reason == Reason.TOO_OLD || reason == Reason.ORACLE_FAILOVER
+                || reason == Reason.READ_CONFLICT;
     }
 }

@@ -233,6 +233,7 @@ public class TTable implements Closeable {
         List<Get> raw = new ArrayList<>(gets.size());
         for (Get g : gets) {
             validate(g);
+            tx.rowRead(getName().getName(), g.getRow());
             Get r = new Get(g);
             r.setFilter(null);
             r.setTimeRange(0, ts + 1);
@@ -350,6 +351,7 @@ public class TTable implements Closeable {
         for (byte[] f : scan.getFamilyMap().keySet()) {
             checkFamily(f);
         }
+        tx.rangeScanned(getName().getName(), scan.getStartRow(), scan.getStopRow(), scan.isReversed());
         return new TransactionalScanner(this, tx, scan);
     }
 

@@ -63,6 +63,8 @@ public final class Transaction {
     // Guarded by this:
     private final Map<TableName, TableWrites> writes = new LinkedHashMap<>();
     private final Set<Long> rowIds = new HashSet<>();
+    /** Reads to certify (serializable) and range granules written. */
+    private final ReadCertification certification;
     private long bufferedBytes;
     /**
      * A batch of writes is sent only with at least this long left in the read window (less if the window is shorter
@@ -104,6 +106,12 @@ public final class Transaction {
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
     Transaction(TransactionManager manager, OracleClient begunOn, long startTs, long beginSentNanos) {
+        this(manager, begunOn, startTs, beginSentNanos, IsolationLevel.SNAPSHOT);
+    }
+
+    Transaction(TransactionManager manager, OracleClient begunOn, long startTs, long beginSentNanos,
+                IsolationLevel isolation) {
+        this.certification = new ReadCertification(isolation);
         this.manager = manager;
         this.begunOn = begunOn;
         this.startTs = startTs;
@@ -337,6 +345,7 @@ public final class Transaction {
         checkWritesOpen();
         bufferedBytes += w.buffer(row, family, qualifier, value);
         rowIds.add(RowIds.of(w.name.getName(), row));
+        certification.rowWritten(w.name.getName(), row);
     }
 
     /** Records a row as written even if no cell changes (a delete of a row with nothing visible still conflicts). */
@@ -344,6 +353,32 @@ public final class Transaction {
         checkRunning();
         checkWritesOpen();
         rowIds.add(RowIds.of(w.name.getName(), row));
+        certification.rowWritten(w.name.getName(), row);
+    }
+
+    /** The isolation level it was begun with. */
+    public IsolationLevel getIsolationLevel() {
+        return certification.isSerializable() ? IsolationLevel.SERIALIZABLE : IsolationLevel.SNAPSHOT;
+    }
+
+    /** A row of {@code table} was read (certified at commit when serializable). */
+    synchronized void rowRead(byte[] table, byte[] row) {
+        certification.rowRead(table, row);
+    }
+
+    /** A range of {@code table} was scanned (certified at commit when serializable). */
+    synchronized void rangeScanned(byte[] table, byte[] start, byte[] stop, boolean reversed) {
+        certification.rangeScanned(table, start, stop, reversed);
+    }
+
+    /** The rows and granules read, to certify at commit (empty unless serializable). */
+    synchronized long[] readsToCertify() {
+        return certification.reads();
+    }
+
+    /** The range granules written, recorded with the commit. */
+    synchronized long[] granulesWritten() {
+        return certification.granulesWritten();
     }
 
     /**

@@ -243,6 +243,20 @@ public final class TransactionManager implements AutoCloseable {
      * @throws OracleUnavailableException if no oracle answered within the failover timeout
      */
     public Transaction begin() {
+        return begin(IsolationLevel.SNAPSHOT);
+    }
+
+    /**
+     * Starts a transaction at {@code isolation}: {@link IsolationLevel#SERIALIZABLE} certifies its reads at commit
+     * (no extra round trip; {@link RollbackException.Reason#READ_CONFLICT} when another transaction wrote what it read
+     * since it began).
+     *
+     * @throws OracleUnavailableException if no oracle answered within the failover timeout
+     */
+    public Transaction begin(IsolationLevel isolation) {
+        if (isolation == null) {
+            throw new NullPointerException("isolation level is null: use IsolationLevel.SNAPSHOT or SERIALIZABLE");
+        }
         checkOpen();
         long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
         Transaction tx;
@@ -250,7 +264,8 @@ public final class TransactionManager implements AutoCloseable {
             OracleClient client = oracle.current();
             long sentNanos = System.nanoTime(); // no later than the oracle handing out the timestamp: its age counts
             try {
-                tx = new Transaction(this, client, awaitReply(client.begin(), client, "a begin"), sentNanos);
+                tx = new Transaction(this, client, awaitReply(client.begin(), client, "a begin"), sentNanos,
+                        isolation);
                 break;
             } catch (CompletionException e) {
                 // A begin lost with its connection left nothing behind: the oracle aborts what a lost connection ran.
@@ -327,13 +342,15 @@ public final class TransactionManager implements AutoCloseable {
         long commitSentNanos = System.nanoTime();
         tx.endingAtOracle();
         try {
-            commitTs = awaitReply(client.commit(startTs, tx.writeSet()), client, "a commit");
+            commitTs = awaitReply(client.commit(startTs, tx.writeSet(), tx.readsToCertify(), tx.granulesWritten()),
+                    client, "a commit");
         } catch (CompletionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof TransactionAbortedException tae) {
                 rollBackLocally(tx, true);
                 RollbackException.Reason reason = switch (tae.reason()) {
                     case CONFLICT -> RollbackException.Reason.CONFLICT;
+                    case READ_CONFLICT -> RollbackException.Reason.READ_CONFLICT;
                     case TOO_OLD -> RollbackException.Reason.TOO_OLD;
                     // Aborted by transaction.max.age.ms (the commit left after the client's own count ended, with
                     // nothing left to flush): as retryable as T_max passing it.
@@ -434,9 +451,14 @@ public final class TransactionManager implements AutoCloseable {
      * @throws RollbackException the last rollback, when it is not retryable or the attempts are used up
      */
     public <T> T run(Function<Transaction, T> work) throws RollbackException {
+        return run(IsolationLevel.SNAPSHOT, work);
+    }
+
+    /** As {@link #run(Function)}, each attempt at {@code isolation} (read conflicts are retried too). */
+    public <T> T run(IsolationLevel isolation, Function<Transaction, T> work) throws RollbackException {
         long backoff = settings.retryBackoffMillis();
         for (int attempt = 1; ; attempt++) {
-            Transaction tx = begin();
+            Transaction tx = begin(isolation);
             T result;
             try {
                 result = work.apply(tx);

@@ -18,7 +18,7 @@ public final class Wire {
      * 3: HELLO carries the reader grace period, and a silent connection gets empty frames as heartbeats; 4:
      * {@link #RANGE_CLEANED_UP} and the FORGET_RANGE record; 5: HELLO carries the oracle's transaction max age; 6:
      * HELLO carries a {@link #NONCE_BYTES}-byte nonce after the version, a client's handshake may carry its identity
-     * token, and {@link #AUTHENTICATE} gives a connection the admin role).
+     * token, {@link #AUTHENTICATE} proves a client or admin secret, and {@link #COMMIT_CERTIFIED} certifies reads).
      */
     public static final short VERSION = 6;
     /**
@@ -74,6 +74,15 @@ public final class Wire {
      * range (the sweeper's work).
      */
     public static final byte AUTHENTICATE = 9;
+    /**
+     * A commit with its reads certified: body {@code varint startTs}, then three lists, each {@code varint n, n x
+     * int64}: the rows written (checked for write-write conflicts and recorded, as in {@link #COMMIT}), the rows and
+     * range granules read (checked only: one committed by another transaction after {@code startTs} aborts it with
+     * {@link #ABORT_READ_CONFLICT}), and the granules written (recorded only, so that later readers of a range see
+     * this commit). Replies as {@link #COMMIT}. Serializable transactions send their reads; every client sends the
+     * granules of what it writes, whatever its isolation, since a serializable reader must see every writer.
+     */
+    public static final byte COMMIT_CERTIFIED = 10;
 
     // oracle -> client
     public static final byte HELLO = 32;
@@ -95,6 +104,8 @@ public final class Wire {
     public static final byte ABORT_CONFLICT = 1;
     public static final byte ABORT_TOO_OLD = 2;
     public static final byte ABORT_ALREADY_ABORTED = 3;
+    /** A row or range the (serializable) transaction read was written by a transaction that committed since it began. */
+    public static final byte ABORT_READ_CONFLICT = 4;
 
     // transaction states carried by STATUS
     public static final byte STATUS_COMMITTED = 1;

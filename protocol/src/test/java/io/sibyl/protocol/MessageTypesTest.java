@@ -27,6 +27,8 @@ class MessageTypesTest {
         // Version 3 changed only the HELLO layout (the reader grace period); the codes stayed. Version 4 added one.
         assertEquals(8, Wire.RANGE_CLEANED_UP);
         assertEquals(9, Wire.AUTHENTICATE);
+        assertEquals(10, Wire.COMMIT_CERTIFIED);
+        assertEquals(4, Wire.ABORT_READ_CONFLICT);
         assertEquals(6, Wire.VERSION, "HELLO carries a nonce for AUTHENTICATE since version 6");
         Set<Byte> all = new HashSet<>();
         for (byte b : requests) {
@@ -36,7 +38,7 @@ class MessageTypesTest {
             all.add(b);
         }
         assertTrue(all.add(Wire.WATERMARK_QUERY) && all.add(Wire.WATERMARK) && all.add(Wire.RANGE_CLEANED_UP)
-                        && all.add(Wire.AUTHENTICATE),
+                        && all.add(Wire.AUTHENTICATE) && all.add(Wire.COMMIT_CERTIFIED),
                 "no code is used twice");
     }
 }

@@ -28,15 +28,13 @@ final class FrameValidator {
                     }
                     case Wire.COMMIT -> {
                         timestamp(in);
-                        long count = Varints.readUnsigned(in);
-                        // Divide, do not multiply: count * 8 overflows from 2^60 rows (2^61 rows made it 0), which
-                        // passed, and then the skip below threw (leaking the frame) or the sequencer read another
-                        // count than the one checked here.
-                        if (count < 0 || count > in.readableBytes() / 8) {
-                            throw new ProtocolException("commit declares " + count + " rows but only "
-                                    + in.readableBytes() + " bytes follow");
-                        }
-                        in.skipBytes((int) count * 8);
+                        rows(in, "rows");
+                    }
+                    case Wire.COMMIT_CERTIFIED -> {
+                        timestamp(in);
+                        rows(in, "rows written");
+                        rows(in, "rows and ranges read");
+                        rows(in, "ranges written");
                     }
                     case Wire.ABORT, Wire.CLEANED_UP, Wire.FINISH, Wire.QUERY -> timestamp(in);
                     case Wire.RANGE_CLEANED_UP -> {
@@ -59,6 +57,18 @@ final class FrameValidator {
                 throw new ProtocolException("malformed frame at byte " + at + ": " + e.getMessage());
             }
         }
+    }
+
+    /** A varint count and that many int64 row ids. */
+    private static void rows(ByteBuf in, String what) {
+        long count = Varints.readUnsigned(in);
+        // Divide, do not multiply: count * 8 overflows from 2^60 rows (2^61 rows made it 0), which passed, and then
+        // the skip below threw (leaking the frame) or the sequencer read another count than the one checked here.
+        if (count < 0 || count > in.readableBytes() / 8) {
+            throw new ProtocolException("commit declares " + count + " " + what + " but only " + in.readableBytes()
+                    + " bytes follow");
+        }
+        in.skipBytes((int) count * 8);
     }
 
     private static void timestamp(ByteBuf in) {

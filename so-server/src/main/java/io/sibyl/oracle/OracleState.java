@@ -32,6 +32,11 @@ public final class OracleState {
     public static final long TOO_OLD = -Wire.ABORT_TOO_OLD;
     /** Result of {@link #commit} when the transaction was already aborted (by its client or on disconnect). */
     public static final long ALREADY_ABORTED = -Wire.ABORT_ALREADY_ABORTED;
+    /**
+     * Result of {@link #commit} when a row or range the transaction read was committed by another transaction after
+     * it began (serializable transactions only).
+     */
+    public static final long READ_CONFLICT = -Wire.ABORT_READ_CONFLICT;
     /** Result of {@link #commit} when the start timestamp is of no transaction the oracle knows. */
     public static final long UNKNOWN = -100;
     /** Result of {@link #begin} when the running-transaction limit is reached. */
@@ -302,6 +307,20 @@ public final class OracleState {
      * Returns the commit timestamp, or one of the negative codes above.
      */
     public long commit(long startTs, long[] rowIds, int count) {
+        return commit(startTs, rowIds, count, 0, 0);
+    }
+
+    /**
+     * Algorithm 3 with certified reads (write-snapshot isolation, Yabandeh and Gomez Ferro, EuroSys 2012): the first
+     * {@code writes} ids of {@code ids} are the rows written (checked for write-write conflicts and recorded), the
+     * next {@code reads} the rows and range granules read (a commit to one of them after {@code startTs} aborts with
+     * {@link #READ_CONFLICT}), and the last {@code granules} the range granules written (recorded only, so that a
+     * later reader of the range sees this commit). With no reads and no granules it is {@link #commit(long, long[],
+     * int)}.
+     */
+    public long commit(long startTs, long[] ids, int writes, int reads, int granules) {
+        long[] rowIds = ids;
+        int count = writes;
         int state = running.finish(startTs);
         if (state != RunningTransactions.RUNNING) {
             if (state == RunningTransactions.ABORTED_BY_TMAX) {
@@ -325,7 +344,7 @@ public final class OracleState {
             tooOldAborts++;
             return TOO_OLD;
         }
-        prefetchSink += conflicts.prefetch(rowIds, count);
+        prefetchSink += conflicts.prefetch(rowIds, count + reads);
         for (int i = 0; i < count; i++) {
             if (conflicts.lastCommit(rowIds[i]) > startTs) {
                 recordAbort(startTs, owner);
@@ -333,11 +352,21 @@ public final class OracleState {
                 return CONFLICT;
             }
         }
+        for (int i = count; i < count + reads; i++) {
+            if (conflicts.lastCommit(rowIds[i]) > startTs) {
+                recordAbort(startTs, owner);
+                conflictAborts++;
+                return READ_CONFLICT;
+            }
+        }
         if (count == 0) {
             return startTs; // wrote nothing: nothing to order, nothing for readers to resolve
         }
         long commitTs = nextTimestamp();
         for (int i = 0; i < count; i++) {
+            conflicts.record(rowIds[i], commitTs);
+        }
+        for (int i = count + reads; i < count + reads + granules; i++) {
             conflicts.record(rowIds[i], commitTs);
         }
         if (commits.isFull()) {

@@ -285,7 +285,8 @@ final class Sequencer implements Runnable {
                         Varints.writeUnsigned(out, ts);
                     }
                 }
-                case Wire.COMMIT -> commit(session, id, in);
+                case Wire.COMMIT -> commit(session, id, in, false);
+                case Wire.COMMIT_CERTIFIED -> commit(session, id, in, true);
                 case Wire.ABORT -> abort(session, id, Varints.readUnsigned(in));
                 case Wire.CLEANED_UP -> {
                     long ts = Varints.readUnsigned(in);
@@ -356,36 +357,67 @@ final class Sequencer implements Runnable {
         }
     }
 
-    private void commit(ClientSession session, long id, ByteBuf in) {
+    /**
+     * COMMIT, or COMMIT_CERTIFIED: the rows written, then (certified) the rows and ranges read, to check, and the
+     * ranges written, to record. Every list is read into {@link #rows} in that order; together they are bounded by
+     * max.write.set.rows, like a write set.
+     */
+    private void commit(ClientSession session, long id, ByteBuf in, boolean certified) {
         long startTs = Varints.readUnsigned(in);
-        int count = (int) Varints.readUnsigned(in); // at most the frame's bytes / 8 (FrameValidator)
+        int at = in.readerIndex();
+        int writes = skipRows(in); // each list at most the frame's bytes / 8 (FrameValidator)
+        int reads = certified ? skipRows(in) : 0;
+        int granules = certified ? skipRows(in) : 0;
+        long total = (long) writes + reads + granules;
         ByteBuf out = out(session);
         if (state.begunByAnother(startTs, session.id)) {
             // Only the connection that began a transaction commits it: another one could commit it with a write set
             // that is not its own (conflicts unchecked, and the owner's own commit would be answered with that
             // commit timestamp), or with none (the transaction would leave the running set unrecorded), or abort it
             // with an oversized one. A transaction migrates nowhere: its connection's loss aborts it.
-            in.skipBytes(count * 8);
             Frames.writeError(out, id, Wire.ERR_UNKNOWN_TRANSACTION, "transaction " + startTs + " was begun on"
                     + " another connection: only the connection that began a transaction may commit it (it is"
                     + " aborted if that connection closes)");
             return;
         }
-        if (count > config.maxWriteSetRows()) {
-            in.skipBytes(count * 8);
+        if (total > config.maxWriteSetRows()) {
             state.abort(startTs);
-            Frames.writeError(out, id, Wire.ERR_TOO_LARGE, "write set of " + count + " rows exceeds max.write.set.rows="
-                    + config.maxWriteSetRows() + "; transaction " + startTs + " was aborted: split it into smaller"
-                    + " transactions or raise the limit on the oracle");
+            Frames.writeError(out, id, Wire.ERR_TOO_LARGE, (certified ? "commit of " + writes + " rows written, "
+                    + reads + " rows and ranges read and " + granules + " ranges written" : "write set of " + writes
+                    + " rows") + " exceeds max.write.set.rows=" + config.maxWriteSetRows() + "; transaction " + startTs
+                    + " was aborted: split it into smaller transactions or raise the limit on the oracle");
             return;
         }
-        if (rows.length < count) {
-            rows = new long[Math.max(count, rows.length * 2)];
+        if (rows.length < total) {
+            rows = new long[(int) Math.max(total, rows.length * 2L)];
         }
+        int end = in.readerIndex();
+        in.readerIndex(at);
+        int n = readRows(in, 0);
+        if (certified) {
+            n = readRows(in, n);
+            readRows(in, n);
+        }
+        in.readerIndex(end);
+        reply(out, id, startTs, state.commit(startTs, rows, writes, reads, granules));
+    }
+
+    private static int skipRows(ByteBuf in) {
+        int count = (int) Varints.readUnsigned(in);
+        in.skipBytes(count * 8);
+        return count;
+    }
+
+    /** Reads a list of row ids into {@link #rows} from {@code from}; returns where the next list goes. */
+    private int readRows(ByteBuf in, int from) {
+        int count = (int) Varints.readUnsigned(in);
         for (int i = 0; i < count; i++) {
-            rows[i] = in.readLong();
+            rows[from + i] = in.readLong();
         }
-        long result = state.commit(startTs, rows, count);
+        return from + count;
+    }
+
+    private void reply(ByteBuf out, long id, long startTs, long result) {
         if (result > 0) {
             out.writeByte(Wire.COMMITTED);
             Varints.writeUnsigned(out, id);

@@ -28,6 +28,8 @@ public final class Outcomes {
 
     static {
         BY_REASON.put(RollbackException.Reason.CONFLICT, CONFLICT);
+        BY_REASON.put(RollbackException.Reason.READ_CONFLICT, new Status("READ_CONFLICT",
+                "rolled back: a row or range it read was committed by another transaction since it began"));
         BY_REASON.put(RollbackException.Reason.TOO_OLD, new Status("TOO_OLD",
                 "rolled back: the transaction ran too long for the oracle to check its conflicts"));
         BY_REASON.put(RollbackException.Reason.ABORTED_BY_ORACLE, new Status("ABORTED_BY_ORACLE",

@@ -256,6 +256,22 @@ public final class OracleClient implements AutoCloseable {
         return submit(new Request(Wire.COMMIT, startTs, rowIds));
     }
 
+    /**
+     * As {@link #commit}, certifying {@code reads} (rows and range granules read: one committed since the start aborts
+     * it, {@link TransactionAbortedException.Reason#READ_CONFLICT}) and recording {@code granulesWritten} (the range
+     * granules of the rows written, so that serializable readers of those ranges see this commit).
+     */
+    public CompletableFuture<Long> commit(long startTs, long[] rowIds, long[] reads, long[] granulesWritten) {
+        if (rowIds.length == 0) {
+            finish(startTs); // read-only: serializable at its snapshot, nothing to certify
+            return CompletableFuture.completedFuture(startTs);
+        }
+        Request r = new Request(Wire.COMMIT_CERTIFIED, startTs, rowIds);
+        r.reads = reads;
+        r.granules = granulesWritten;
+        return submit(r);
+    }
+
     /** Aborts a transaction that wrote something; its versions must then be removed and {@link #cleanedUp} sent. */
     public CompletableFuture<Void> abort(long startTs) {
         return submit(new Request(Wire.ABORT, startTs, null));
@@ -427,7 +443,8 @@ public final class OracleClient implements AutoCloseable {
         ByteBuf frame = null;
         Request r;
         while ((r = outgoing.poll()) != null) {
-            int size = 16 + (r.rows == null ? 0 : r.rows.length * 8);
+            int size = 24 + (r.rows == null ? 0 : r.rows.length * 8) + (r.reads == null ? 0 : r.reads.length * 8)
+                    + (r.granules == null ? 0 : r.granules.length * 8);
             if (frame != null && frame.readableBytes() + size > maxOutboundFrame) {
                 channel.write(Frames.end(frame), channel.voidPromise());
                 frame = null;
@@ -449,10 +466,11 @@ public final class OracleClient implements AutoCloseable {
             if (r.type == Wire.RANGE_CLEANED_UP) {
                 Varints.writeUnsigned(frame, r.rows[0]); // the range's end (ts is its start)
             } else if (r.type == Wire.COMMIT) {
-                Varints.writeUnsigned(frame, r.rows.length);
-                for (long row : r.rows) {
-                    frame.writeLong(row);
-                }
+                writeRows(frame, r.rows);
+            } else if (r.type == Wire.COMMIT_CERTIFIED) {
+                writeRows(frame, r.rows);
+                writeRows(frame, r.reads);
+                writeRows(frame, r.granules);
             }
             if (r.type != Wire.FINISH) {
                 inflight.put(id, r);
@@ -460,6 +478,13 @@ public final class OracleClient implements AutoCloseable {
         }
         if (frame != null) {
             channel.writeAndFlush(Frames.end(frame), channel.voidPromise());
+        }
+    }
+
+    private static void writeRows(ByteBuf frame, long[] rows) {
+        Varints.writeUnsigned(frame, rows.length);
+        for (long row : rows) {
+            frame.writeLong(row);
         }
     }
 
@@ -526,6 +551,9 @@ public final class OracleClient implements AutoCloseable {
         final byte type;
         final long ts;
         final long[] rows;
+        /** COMMIT_CERTIFIED: rows and granules read, and granules written. */
+        long[] reads;
+        long[] granules;
         final CompletableFuture<Object> future = new CompletableFuture<>();
 
         Request(byte type, long ts, long[] rows) {
@@ -671,6 +699,7 @@ public final class OracleClient implements AutoCloseable {
                     TransactionAbortedException.Reason reason = switch ((int) value) {
                         case Wire.ABORT_CONFLICT -> TransactionAbortedException.Reason.CONFLICT;
                         case Wire.ABORT_TOO_OLD -> TransactionAbortedException.Reason.TOO_OLD;
+                        case Wire.ABORT_READ_CONFLICT -> TransactionAbortedException.Reason.READ_CONFLICT;
                         default -> TransactionAbortedException.Reason.ALREADY_ABORTED;
                     };
                     req.future.completeExceptionally(new TransactionAbortedException(req.ts, reason));
@@ -685,7 +714,7 @@ public final class OracleClient implements AutoCloseable {
                 case Wire.STATUS -> req.future.complete(
                         TransactionStatus.fromWire((byte) (value >>> 56), value & 0x00FF_FFFF_FFFF_FFFFL));
                 case Wire.ERROR -> {
-                    if (req.type == Wire.COMMIT || req.type == Wire.ABORT) {
+                    if (req.type == Wire.COMMIT || req.type == Wire.COMMIT_CERTIFIED || req.type == Wire.ABORT) {
                         r.unregisterReader(req.ts);
                     }
                     req.future.completeExceptionally(new OracleException((int) value, error));

@@ -11,7 +11,9 @@ public final class TransactionAbortedException extends Exception {
         /** T_max passed the transaction's start timestamp: the oracle can no longer check its conflicts. */
         TOO_OLD,
         /** The transaction had already been aborted (by its client, or when its connection was lost). */
-        ALREADY_ABORTED
+        ALREADY_ABORTED,
+        /** A row or range the serializable transaction read was committed by another since it began. */
+        READ_CONFLICT
     }
 
     private final long startTimestamp;
@@ -28,6 +30,8 @@ public final class TransactionAbortedException extends Exception {
             case CONFLICT -> "write-write conflict with a transaction that committed first; retry it";
             case TOO_OLD -> "it ran so long that the oracle forgot the conflicts it needs to check; retry it";
             case ALREADY_ABORTED -> "it was already aborted";
+            case READ_CONFLICT -> "a row or range it read was committed by another transaction since it began, so"
+                    + " committing it would not be serializable; retry it";
         };
     }
 
