@@ -11,7 +11,7 @@ import java.util.List;
 /** Client settings read from the HBase {@link Configuration} (keys in docs/user-guide.md). */
 record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts, long retryBackoffMillis,
                       long retryBackoffMaxMillis, long oracleTimeoutMillis, long failoverTimeoutMillis,
-                      OracleCredentials credentials) {
+                      OracleCredentials credentials, IsolationLevel isolation) {
 
     static ClientSettings from(Configuration conf) {
         ClientSettings s = new ClientSettings(
@@ -22,7 +22,8 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
                 number(conf, TransactionManager.RETRY_BACKOFF_MAX_MS, 1000, Long.MAX_VALUE),
                 number(conf, TransactionManager.ORACLE_TIMEOUT_MS, 30_000, Long.MAX_VALUE),
                 number(conf, TransactionManager.FAILOVER_TIMEOUT_MS, 30_000, Long.MAX_VALUE),
-                credentials(conf));
+                credentials(conf),
+                isolation(conf));
         s.check();
         return s;
     }
@@ -40,6 +41,16 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
             c = c.withClientSecret(SecretProof.readSecret(Path.of(clientFile), TransactionManager.CLIENT_SECRET_FILE));
         }
         return c.withTls(tls(conf));
+    }
+
+    private static IsolationLevel isolation(Configuration conf) {
+        String v = conf.getTrimmed(TransactionManager.ISOLATION, "snapshot");
+        return switch (v.toLowerCase(java.util.Locale.ROOT)) {
+            case "snapshot" -> IsolationLevel.SNAPSHOT;
+            case "serializable" -> IsolationLevel.SERIALIZABLE;
+            default -> throw new IllegalArgumentException("invalid value '" + v + "' for " + TransactionManager.ISOLATION
+                    + ": must be snapshot or serializable (see docs/user-guide.md)");
+        };
     }
 
     private static TlsSettings tls(Configuration conf) {

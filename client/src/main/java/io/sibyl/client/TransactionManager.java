@@ -97,6 +97,12 @@ public final class TransactionManager implements AutoCloseable {
      * (docs/operations.md, Security).
      */
     public static final String TLS = "sibyl.client.tls";
+    /**
+     * The isolation of {@link #begin()} and {@link #run(Function)}: {@code snapshot} (the default) or
+     * {@code serializable} ({@link IsolationLevel}), so that an application or YCSB picks serializability by
+     * configuration.
+     */
+    public static final String ISOLATION = "sibyl.client.isolation";
 
     private final Connection connection;
     private final boolean ownsConnection;
@@ -243,7 +249,7 @@ public final class TransactionManager implements AutoCloseable {
      * @throws OracleUnavailableException if no oracle answered within the failover timeout
      */
     public Transaction begin() {
-        return begin(IsolationLevel.SNAPSHOT);
+        return begin(settings.isolation());
     }
 
     /**
@@ -451,7 +457,7 @@ public final class TransactionManager implements AutoCloseable {
      * @throws RollbackException the last rollback, when it is not retryable or the attempts are used up
      */
     public <T> T run(Function<Transaction, T> work) throws RollbackException {
-        return run(IsolationLevel.SNAPSHOT, work);
+        return run(settings.isolation(), work);
     }
 
     /** As {@link #run(Function)}, each attempt at {@code isolation} (read conflicts are retried too). */

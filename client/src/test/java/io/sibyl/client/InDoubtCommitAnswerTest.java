@@ -155,9 +155,11 @@ class InDoubtCommitAnswerTest {
                                 Varints.writeUnsigned(reply, id);
                                 Varints.writeUnsigned(reply, nextTimestamp.getAndIncrement());
                             }
-                            case Wire.COMMIT -> {
+                            case Wire.COMMIT, Wire.COMMIT_CERTIFIED -> {
                                 Varints.readUnsigned(req);
-                                req.skipBytes((int) Varints.readUnsigned(req) * 8);
+                                for (int list = type == Wire.COMMIT ? 1 : 3; list > 0; list--) {
+                                    req.skipBytes((int) Varints.readUnsigned(req) * 8); // written, read, ranges
+                                }
                                 Thread.sleep(dropAfterCommitMillis);
                                 return; // dropped without an answer
                             }

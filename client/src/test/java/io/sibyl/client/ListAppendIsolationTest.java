@@ -116,6 +116,27 @@ class ListAppendIsolationTest {
     }
 
     /**
+     * Every transaction serializable (the clients' sibyl.client.isolation): the history must have no dependency cycle
+     * at all, the write skew that snapshot isolation allows included.
+     */
+    @Test
+    void listAppendHistoryOfSerializableTransactionsIsSerializable() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("elle_ser", SPLITS, "cf");
+        Map<String, String> buffered = clientSettings(false);
+        buffered.put(TransactionManager.ISOLATION, "serializable");
+        Map<String, String> writeThrough = clientSettings(true);
+        writeThrough.put(TransactionManager.ISOLATION, "serializable");
+        try (TransactionManager one = c.manager(buffered);
+             TransactionManager two = c.manager(writeThrough);
+             Workload w = new Workload(name, List.of(one, two))) {
+            w.run(SCALE * 10_000L, () -> {
+            });
+            w.checkSerializable(one, "serializable, no faults");
+        }
+    }
+
+    /**
      * The same without faults on an oracle whose commit window holds 4 commits, so that T_max runs right behind the
      * newest commit: on six threads, readers begin while T_max passes their writers, long transactions keep their
      * snapshots while T_max passes them (their replicas must hold exactly the commits above them), writers it passes
@@ -537,6 +558,15 @@ class ListAppendIsolationTest {
          * history and fails with the anomalies found.
          */
         void checkSnapshotIsolation(TransactionManager tm, String scenario) throws Exception {
+            check(tm, scenario, false);
+        }
+
+        /** As {@link #checkSnapshotIsolation}, holding the history to serializability: no cycle of any kind. */
+        void checkSerializable(TransactionManager tm, String scenario) throws Exception {
+            check(tm, scenario, true);
+        }
+
+        private void check(TransactionManager tm, String scenario, boolean serializable) throws Exception {
             // A location cached during the faults can name a region moved away and since split or merged: the
             // region servers' stale "moved to" records can bounce the final scan between them until HBase gives up.
             tm.getConnection().clearRegionLocationCache();
@@ -551,7 +581,8 @@ class ListAppendIsolationTest {
             tm.commit(tx);
             history.add(rec.finish(Outcome.COMMITTED, tx.getStartTimestamp(), tx.getCommitTimestamp()));
             long t0 = System.nanoTime();
-            SiHistoryChecker.Report report = SiHistoryChecker.check(List.copyOf(history));
+            SiHistoryChecker.Report report = serializable ? SiHistoryChecker.checkSerializable(List.copyOf(history))
+                    : SiHistoryChecker.check(List.copyOf(history));
             Map<String, Long> perClient = new TreeMap<>();
             history.stream().filter(t -> t.outcome() == Outcome.COMMITTED && t.thread().contains("-client"))
                     .forEach(t -> perClient.merge(t.thread().substring(t.thread().indexOf("client")), 1L, Long::sum));
@@ -559,7 +590,8 @@ class ListAppendIsolationTest {
                             + " client errors %s%n", scenario, seconds, (System.nanoTime() - t0) / 1e9,
                     report.summary(), perClient, new TreeMap<>(errors));
             if (!report.ok()) {
-                StringBuilder sb = new StringBuilder("not snapshot isolation (" + scenario + "): "
+                StringBuilder sb = new StringBuilder((serializable ? "not serializable (" : "not snapshot isolation (")
+                        + scenario + "): "
                         + report.summary());
                 report.findings().forEach(f -> sb.append("\n  ").append(f));
                 throw new AssertionError(sb.toString());

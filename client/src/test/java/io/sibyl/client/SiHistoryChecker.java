@@ -52,7 +52,12 @@ final class SiHistoryChecker {
         /** A cycle with several read-write edges, no two of them consecutive. */
         G_NONADJACENT,
         /** A transaction that began after another's commit returned did not see its appends. */
-        REAL_TIME
+        REAL_TIME,
+        /**
+         * A cycle with two consecutive read-write edges (write skew and its relatives): snapshot isolation allows it,
+         * serializability does not. Looked for only by {@link #checkSerializable}.
+         */
+        G2
     }
 
     /** One anomaly found, with the transactions and keys that show it. */
@@ -101,7 +106,19 @@ final class SiHistoryChecker {
     }
 
     static Report check(Collection<Tx> history) {
-        return new SiHistoryChecker().run(history);
+        return new SiHistoryChecker(false).run(history);
+    }
+
+    /** As {@link #check}, and every cycle of dependencies is an anomaly: the history must be serializable. */
+    static Report checkSerializable(Collection<Tx> history) {
+        return new SiHistoryChecker(true).run(history);
+    }
+
+    /** Any cycle is forbidden, not only those without two consecutive rw edges. */
+    private final boolean serializable;
+
+    private SiHistoryChecker(boolean serializable) {
+        this.serializable = serializable;
     }
 
     private Report run(Collection<Tx> history) {
@@ -343,7 +360,7 @@ final class SiHistoryChecker {
         }
 
         // 8. Dependency graph on committed transactions, and cycles without two consecutive rw edges.
-        Graph g = new Graph();
+        Graph g = new Graph(serializable);
         for (Map.Entry<Integer, List<Long>> e : order.entrySet()) {
             List<Long> o = e.getValue();
             for (int i = 1; i < o.size(); i++) {
@@ -390,7 +407,7 @@ final class SiHistoryChecker {
             sb.append("T").append(cycle.get(0).from().id()).append("; ");
             cycle.forEach(s -> sb.append("\n    ").append(s.from()));
             Anomaly a = rw == 0 ? (allWw ? Anomaly.G0 : Anomaly.G1C) : rw == 1 ? Anomaly.G_SINGLE
-                    : Anomaly.G_NONADJACENT;
+                    : hasAdjacentRw(cycle) ? Anomaly.G2 : Anomaly.G_NONADJACENT;
             fail(a, sb.toString());
         }
 
@@ -479,6 +496,16 @@ final class SiHistoryChecker {
         }
     }
 
+    /** True if two consecutive steps of {@code cycle} (wrapping around) are both rw. */
+    private static boolean hasAdjacentRw(List<Graph.Step> cycle) {
+        for (int i = 0; i < cycle.size(); i++) {
+            if (cycle.get(i).type() == Graph.RW && cycle.get((i + 1) % cycle.size()).type() == Graph.RW) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Dependency graph with typed edges. SI allows a cycle only if it has two consecutive rw edges (Fekete et al.):
      * along ww/wr edges the commit of one precedes the start of the next, along rw the start of one precedes the
@@ -495,10 +522,16 @@ final class SiHistoryChecker {
         record Step(Tx from, Tx to, int type, String why) {
         }
 
+        /** Whether a cycle through two consecutive rw edges counts (serializability) or not (snapshot isolation). */
+        private final boolean anyCycle;
         private final Map<Tx, Integer> index = new HashMap<>();
         private final List<Tx> nodes = new ArrayList<>();
         private final List<Map<Integer, Step>> out = new ArrayList<>(); // per node: target -> best step
         private int edges;
+
+        Graph(boolean anyCycle) {
+            this.anyCycle = anyCycle;
+        }
 
         int node(Tx t) {
             return index.computeIfAbsent(t, x -> {
@@ -533,7 +566,7 @@ final class SiHistoryChecker {
                 int type = e.getValue().type();
                 if (type != RW) {
                     r.add(new int[] {e.getKey() * 2, type});
-                } else if (!byRw) {
+                } else if (!byRw || anyCycle) {
                     r.add(new int[] {e.getKey() * 2 + 1, type});
                 }
             }
@@ -634,8 +667,5 @@ final class SiHistoryChecker {
             }
             return null;
         }
-    }
-
-    private SiHistoryChecker() {
     }
 }

@@ -73,6 +73,20 @@ class SiHistoryCheckerTest {
     }
 
     @Test
+    void writeSkewIsFoundAsG2WhenTheHistoryMustBeSerializable() {
+        Report r = SiHistoryChecker.checkSerializable(List.of(
+                tx(1, COMMITTED, r(X), r(Y), a(X, 1)),
+                tx(2, COMMITTED, r(X), r(Y), a(Y, 2)),
+                tx(3, COMMITTED, r(X, 1L), r(Y, 2L))));
+        assertFound(Anomaly.G2, r);
+        Report serial = SiHistoryChecker.checkSerializable(List.of(
+                tx(1, COMMITTED, r(X), r(Y), a(X, 1)),
+                tx(2, COMMITTED, r(X, 1L), r(Y), a(Y, 2)),
+                tx(3, COMMITTED, r(X, 1L), r(Y, 2L))));
+        assertTrue(serial.ok(), serial.findings().toString());
+    }
+
+    @Test
     void g0WriteCycleIsFound() {
         // Blind appends: x orders T1 before T2, y the other way round.
         Report r = check(
