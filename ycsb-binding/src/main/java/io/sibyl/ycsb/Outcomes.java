@@ -49,11 +49,12 @@ public final class Outcomes {
     }
 
     /**
-     * True for the statuses of a rollback that a new attempt may well avoid (conflict, too old, failover, expired
-     * snapshot).
+     * True for the statuses of a rollback that a new attempt may well avoid (conflict, read conflict, too old,
+     * failover, expired snapshot).
      */
     public static boolean isRetryable(Status s) {
         return s.equals(CONFLICT) || s.equals(BY_REASON.get(RollbackException.Reason.TOO_OLD))
-                || s.equals(BY_REASON.get(RollbackException.Reason.ORACLE_FAILOVER)) || s.equals(SNAPSHOT_EXPIRED);
+                || s.equals(BY_REASON.get(RollbackException.Reason.ORACLE_FAILOVER)) || s.equals(SNAPSHOT_EXPIRED)
+                || s.equals(BY_REASON.get(RollbackException.Reason.READ_CONFLICT));
     }
 }
