@@ -22,7 +22,12 @@ final class FrameValidator {
             int at = in.readerIndex() - frame.readerIndex();
             byte type = in.readByte();
             try {
-                Varints.readUnsigned(in);
+                long id = Varints.readUnsigned(in);
+                if (id == 0 && type != Wire.FINISH) {
+                    // An answer numbered 0 would read as an error about the whole connection (docs/protocol.md).
+                    throw new ProtocolException("request id 0 is reserved for errors about the whole connection:"
+                            + " number requests from 1");
+                }
                 switch (type) {
                     case Wire.BEGIN, Wire.WATERMARK_QUERY -> {
                     }

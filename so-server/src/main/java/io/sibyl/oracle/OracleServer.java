@@ -128,9 +128,7 @@ public final class OracleServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        if (tls != null) {
-                            ch.pipeline().addLast("tls", tls.gate());
-                        }
+                        ch.pipeline().addLast("tls", tls != null ? tls.gate() : new PlaintextPortGuard());
                         ch.pipeline().addLast("frames", new LengthFieldBasedFrameDecoder(config.maxFrameBytes(), 0,
                                 Wire.LENGTH_FIELD_BYTES, 0, Wire.LENGTH_FIELD_BYTES));
                         ch.pipeline().addLast("oracle", new OracleChannelHandler(OracleServer.this));

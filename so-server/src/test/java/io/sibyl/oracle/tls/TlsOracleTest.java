@@ -95,6 +95,22 @@ class TlsOracleTest {
         }
     }
 
+    @Test
+    void aTlsClientOfAnOracleWithoutTlsIsToldThePortDoesNotSpeakTls() throws Exception {
+        try (OracleServer plain = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 12, 1 << 10, 1 << 8));
+             Socket s = new Socket("127.0.0.1", plain.port())) {
+            s.setSoTimeout(10_000);
+            // The first bytes of a TLS ClientHello record: once refused as a 368 MB frame ("raise max.frame.bytes").
+            s.getOutputStream().write(new byte[] {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, (byte) 0xfc, 0x03});
+            byte[] error = frame(new DataInputStream(s.getInputStream()));
+            assertEquals(Wire.ERROR, error[0]);
+            assertEquals(Wire.ERR_FORBIDDEN, error[2]);
+            String text = new String(error, 4, error.length - 4, StandardCharsets.UTF_8);
+            assertTrue(text.contains("does not use TLS") && text.contains("sibyl.client.tls=false"), text);
+        }
+    }
+
     private static boolean oracleStillServes() throws Exception {
         try (SSLSocket s = tlsSocket(certs.client("client.p12"))) {
             handshake(new DataOutputStream(s.getOutputStream()));
