@@ -2,7 +2,7 @@ package io.sibyl.bench.fuzz;
 
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleCredentials;
-import io.sibyl.protocol.AdminProof;
+import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.Wire;
 
 import java.io.IOException;
@@ -24,7 +24,7 @@ final class FuzzRun {
 
     static FuzzReport run(FuzzOptions o, PrintStream progress) throws IOException, InterruptedException {
         byte[] secret = o.adminSecretFile == null ? null
-                : AdminProof.readSecret(o.adminSecretFile, "--admin-secret-file");
+                : SecretProof.readSecret(o.adminSecretFile, "--admin-secret-file");
         OracleLimits oracle = OracleLimits.probe(o.oracleHost, o.oraclePort, secret);
         FuzzCounters counters = new FuzzCounters();
         GoodOutcomes outcomes = new GoodOutcomes();

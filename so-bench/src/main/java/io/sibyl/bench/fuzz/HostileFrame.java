@@ -1,6 +1,6 @@
 package io.sibyl.bench.fuzz;
 
-import io.sibyl.protocol.AdminProof;
+import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.Wire;
 
 import java.nio.charset.StandardCharsets;
@@ -130,9 +130,9 @@ final class HostileFrame {
         }
         if (choice == 1 || oracle.adminSecret() == null || otherNonce == null) {
             byte[] wrongSecret = ("not-the-admin-secret-" + rnd.nextLong()).getBytes(StandardCharsets.US_ASCII);
-            return AdminProof.compute(wrongSecret, ownNonce);
+            return SecretProof.compute(wrongSecret, Wire.AUTH_ADMIN, ownNonce);
         }
-        return AdminProof.compute(oracle.adminSecret(), otherNonce);
+        return SecretProof.compute(oracle.adminSecret(), Wire.AUTH_ADMIN, otherNonce);
     }
 
     /** Negative row ids: the good clients write only non-negative ones, so attackers cannot make them conflict. */

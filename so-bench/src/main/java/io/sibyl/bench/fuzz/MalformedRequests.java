@@ -72,8 +72,8 @@ final class MalformedRequests {
             }
             default -> {
                 w.rawByte(Wire.AUTHENTICATE).raw(SessionAttacks.varint(7))
-                        .raw(new byte[rnd.nextInt(Wire.PROOF_BYTES)]);
-                return "a proof shorter than " + Wire.PROOF_BYTES + " bytes";
+                        .raw(new byte[rnd.nextInt(1 + Wire.PROOF_BYTES)]);
+                return "a role and proof shorter than " + (1 + Wire.PROOF_BYTES) + " bytes";
             }
         }
     }

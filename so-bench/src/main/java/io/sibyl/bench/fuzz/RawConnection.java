@@ -205,6 +205,7 @@ final class RawConnection implements AutoCloseable {
         f.readShort();
         nonce = new byte[Wire.NONCE_BYTES];
         f.readBytes(nonce);
+        f.readByte(); // whether a client secret must be proven
         long tInit = Varints.readUnsigned(f);
         Varints.readUnsigned(f); // T_max
         maxWriteSetRows = Varints.readUnsigned(f);

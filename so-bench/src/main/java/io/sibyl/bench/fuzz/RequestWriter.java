@@ -30,6 +30,7 @@ final class RequestWriter {
     RequestWriter authenticate(long id, byte[] proof) {
         body.writeByte(Wire.AUTHENTICATE);
         Varints.writeUnsigned(body, id);
+        body.writeByte(Wire.AUTH_ADMIN);
         body.writeBytes(proof);
         return this;
     }
