@@ -29,7 +29,7 @@ final class AbortCleanup implements AutoCloseable {
 
     private final Supplier<OracleClient> oracle;
     private final ScheduledThreadPoolExecutor retries;
-    private final Set<Transaction> pending = ConcurrentHashMap.newKeySet();
+    private final Set<HBaseTransaction> pending = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     AbortCleanup(Supplier<OracleClient> oracle) {
@@ -45,13 +45,13 @@ final class AbortCleanup implements AutoCloseable {
      * Deletes {@code tx}'s versions now on the calling thread; if that fails, logs why once and keeps trying in the
      * background. {@code report}: tell the oracle once they are gone.
      */
-    void deleteNowOrLater(Transaction tx, boolean report) {
+    void deleteNowOrLater(HBaseTransaction tx, boolean report) {
         IOException failure = tx.deleteSentVersions();
         if (failure == null) {
             reportCleanedUp(tx, report);
             return;
         }
-        Transaction.keepInterrupt(failure); // an interrupted rollback: the caller's flag stays set (HBase cleared it)
+        Interrupts.keepInterrupt(failure); // an interrupted rollback: the caller's flag stays set (HBase cleared it)
         LOG.warn("could not delete the versions of aborted transaction {}: {}; they stay invisible (the oracle keeps"
                 + " the transaction in its aborted set) and are deleted in the background once HBase takes them",
                 tx.getStartTimestamp(), failure.toString());
@@ -59,7 +59,7 @@ final class AbortCleanup implements AutoCloseable {
     }
 
     /** Deletes {@code tx}'s versions in the background only (the caller must not wait for HBase again). */
-    void deleteLater(Transaction tx, boolean report) {
+    void deleteLater(HBaseTransaction tx, boolean report) {
         later(tx, report, 0);
     }
 
@@ -68,7 +68,7 @@ final class AbortCleanup implements AutoCloseable {
         return pending.size();
     }
 
-    private void later(Transaction tx, boolean report, long pauseMs) {
+    private void later(HBaseTransaction tx, boolean report, long pauseMs) {
         if (closed) {
             return;
         }
@@ -80,7 +80,7 @@ final class AbortCleanup implements AutoCloseable {
         }
     }
 
-    private void attempt(Transaction tx, boolean report, long pauseMs) {
+    private void attempt(HBaseTransaction tx, boolean report, long pauseMs) {
         if (closed) {
             return;
         }
@@ -108,7 +108,7 @@ final class AbortCleanup implements AutoCloseable {
         }
     }
 
-    private void reportCleanedUp(Transaction tx, boolean report) {
+    private void reportCleanedUp(HBaseTransaction tx, boolean report) {
         if (report && tx.mayHaveLateWrites()) {
             // A batch HBase gave up on may still be applied by a region server after these deletes; if a major
             // compaction dropped the delete markers first, the version would come back, and once the oracle forgot
@@ -135,7 +135,7 @@ final class AbortCleanup implements AutoCloseable {
         retries.shutdownNow();
         if (!pending.isEmpty()) {
             List<Long> left = new ArrayList<>();
-            for (Transaction tx : pending) {
+            for (HBaseTransaction tx : pending) {
                 left.add(tx.getStartTimestamp());
             }
             LOG.warn("closing with the versions of {} aborted transaction(s) still in HBase, {}: they stay invisible"

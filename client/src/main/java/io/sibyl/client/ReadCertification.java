@@ -14,7 +14,8 @@ import java.util.Set;
  * every writing transaction wrote (recorded, so that a serializable reader of the range sees the write). A range
  * granule is a table and a two-byte row-key prefix; a scan over more than {@link #MAX_PREFIXES_PER_SCAN} prefixes,
  * and more than {@link #MAX_ROWS_PER_TABLE} rows read in one table, escalate to the whole table's granule, so that
- * the request stays bounded (at the price of aborts for writes elsewhere in that table). Guarded by its transaction.
+ * the request stays bounded (at the price of aborts for writes elsewhere in that table). Guarded by its own monitor
+ * ({@link HBaseTransaction}).
  */
 final class ReadCertification {
     /** Two-byte prefixes a scan may list before it stands for its whole table. */

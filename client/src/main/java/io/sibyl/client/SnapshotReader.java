@@ -26,12 +26,12 @@ final class SnapshotReader {
     /** Most versions asked for in one follow-up fetch of a column. */
     static final int MAX_FOLLOW_UP_VERSIONS = 1024;
 
-    private final Transaction tx;
+    private final SnapshotView snapshot;
     private final Table table;
     private final int versions;
 
-    SnapshotReader(Transaction tx, Table table, int versions) {
-        this.tx = tx;
+    SnapshotReader(SnapshotView snapshot, Table table, int versions) {
+        this.snapshot = snapshot;
         this.table = table;
         this.versions = versions;
     }
@@ -56,7 +56,7 @@ final class SnapshotReader {
                 gets.add(new Get(p.row).addColumn(p.family, p.qualifier).setTimeRange(0, p.below).readVersions(fetch));
             }
             Result[] more = table.get(gets);
-            tx.checkSnapshotReadable();
+            snapshot.checkReadable();
             List<Pending> next = new ArrayList<>();
             for (int k = 0; k < more.length; k++) {
                 Pending p = pending.get(k);
@@ -96,7 +96,7 @@ final class SnapshotReader {
             if (previous != null && CellUtil.matchingColumn(previous, c)) {
                 return false;
             }
-            if (!tx.sees(c.getTimestamp()) || Tombstones.isTombstone(c)) {
+            if (!snapshot.sees(c.getTimestamp()) || Tombstones.isTombstone(c)) {
                 return false;
             }
             previous = c;
@@ -118,7 +118,7 @@ final class SnapshotReader {
                 count++;
                 Cell c = cells[j];
                 oldest = c.getTimestamp();
-                if (chosen == null && tx.sees(c.getTimestamp())) {
+                if (chosen == null && snapshot.sees(c.getTimestamp())) {
                     chosen = c;
                 }
                 if (chosen != null) {

@@ -227,13 +227,13 @@ public class TTable implements Closeable {
 
     /** Reads several rows in one batch (one HBase multi-get, plus one per round of deeper version fetches). */
     public Result[] get(Transaction tx, List<Get> gets) throws IOException {
-        checkUsable(tx);
-        long ts = tx.getStartTimestamp();
-        int nv = tx.manager().settings().readVersions();
+        HBaseTransaction own = checkUsable(tx);
+        long ts = own.getStartTimestamp();
+        int nv = own.manager().settings().readVersions();
         List<Get> raw = new ArrayList<>(gets.size());
         for (Get g : gets) {
             validate(g);
-            tx.rowRead(getName().getName(), g.getRow());
+            own.rowRead(getName().getName(), g.getRow());
             Get r = new Get(g);
             r.setFilter(null);
             r.setTimeRange(0, ts + 1);
@@ -248,27 +248,27 @@ public class TTable implements Closeable {
         // filling the buffer, a commit) moves them from the buffer to HBase, and a read that fetched from HBase first
         // and looked at the buffer after would find them in neither. Copied first, they are in the copy or, if sent
         // before the copy, already in HBase when it is read (a flush holds the transaction until they are).
-        List<NavigableMap<byte[], NavigableMap<byte[], byte[]>>> own = new ArrayList<>(gets.size());
+        List<NavigableMap<byte[], NavigableMap<byte[], byte[]>>> ownWrites = new ArrayList<>(gets.size());
         for (Get g : gets) {
-            own.add(tx.bufferedRow(name, g.getRow()));
+            ownWrites.add(own.writes().bufferedRow(name, g.getRow()));
         }
         List<List<Cell>> resolved;
         try (Table t = connection.getTable(name)) {
             Result[] fetched = raw.size() == 1 ? new Result[] {t.get(raw.get(0))} : t.get(raw);
-            tx.checkSnapshotReadable();
-            SnapshotReader reader = new SnapshotReader(tx, t, nv);
+            own.snapshot().checkReadable();
+            SnapshotReader reader = new SnapshotReader(own.snapshot(), t, nv);
             for (int i = 0; i < out.length; i++) {
                 Get g = gets.get(i);
                 if (g.getFilter() == null && g.getMaxResultsPerColumnFamily() < 0
                         && g.getRowOffsetPerColumnFamily() <= 0 && !g.isCheckExistenceOnly()
-                        && reader.isAlreadySnapshot(fetched[i]) && own.get(i) == null) {
+                        && reader.isAlreadySnapshot(fetched[i]) && ownWrites.get(i) == null) {
                     out[i] = fetched[i]; // fast path: HBase's own result is the snapshot
                     fetched[i] = null;
                 }
             }
             resolved = reader.resolve(fetched);
         } catch (IOException e) {
-            Transaction.keepInterrupt(e); // HBase cleared the interrupt flag it turned into InterruptedIOException
+            Interrupts.keepInterrupt(e); // HBase cleared the interrupt flag it turned into InterruptedIOException
             throw e;
         }
         for (int i = 0; i < out.length; i++) {
@@ -276,7 +276,8 @@ public class TTable implements Closeable {
                 continue;
             }
             Get g = gets.get(i);
-            List<Cell> cells = SnapshotReader.overlay(resolved.get(i), g.getRow(), own.get(i), g.getFamilyMap(), ts);
+            List<Cell> cells = SnapshotReader.overlay(resolved.get(i), g.getRow(), ownWrites.get(i), g.getFamilyMap(),
+                    ts);
             cells = new ClientSideFilter(g.getFilter(), g.getMaxResultsPerColumnFamily(),
                     g.getRowOffsetPerColumnFamily()).apply(cells);
             if (g.isCheckExistenceOnly()) {
@@ -285,7 +286,7 @@ public class TTable implements Closeable {
                 out[i] = cells == null ? Result.create(Collections.emptyList()) : Result.create(cells);
             }
         }
-        tx.checkResolvedInTime(); // finished, ending or too old meanwhile: the snapshot may have shifted
+        own.checkResolvedInTime(); // finished, ending or too old meanwhile: the snapshot may have shifted
         return out;
     }
 
@@ -326,7 +327,7 @@ public class TTable implements Closeable {
      * resolved rows.
      */
     public ResultScanner getScanner(Transaction tx, Scan scan) throws IOException {
-        checkUsable(tx);
+        HBaseTransaction own = checkUsable(tx);
         if (!scan.getTimeRange().isAllTime() || !scan.getColumnFamilyTimeRange().isEmpty()) {
             throw new IllegalArgumentException("a transactional Scan reads the transaction's snapshot: a time range"
                     + " or timestamp cannot be set");
@@ -351,8 +352,8 @@ public class TTable implements Closeable {
         for (byte[] f : scan.getFamilyMap().keySet()) {
             checkFamily(f);
         }
-        tx.rangeScanned(getName().getName(), scan.getStartRow(), scan.getStopRow(), scan.isReversed());
-        return new TransactionalScanner(this, tx, scan);
+        own.rangeScanned(getName().getName(), scan.getStartRow(), scan.getStopRow(), scan.isReversed());
+        return new TransactionalScanner(this, own, scan);
     }
 
     // ---- writes -------------------------------------------------------------------------------------------------
@@ -364,27 +365,28 @@ public class TTable implements Closeable {
 
     /** Buffers several puts; all are checked first, so a refused one leaves none of them buffered. */
     public void put(Transaction tx, List<Put> puts) throws IOException {
-        underWrite(tx, () -> {
-            putUnderway(tx, puts);
+        underWrite(tx, own -> {
+            putUnderway(own, puts);
             return null;
         });
     }
 
-    private void putUnderway(Transaction tx, List<Put> puts) throws IOException {
+    private void putUnderway(HBaseTransaction tx, List<Put> puts) throws IOException {
         checkUsable(tx);
         for (Put p : puts) {
             validate(p);
         }
-        TableWrites w = tx.writesFor(this);
+        TableWrites w = tx.writes().forTable(this);
         for (Put p : puts) {
             byte[] row = Arrays.copyOf(p.getRow(), p.getRow().length);
             for (Map.Entry<byte[], List<Cell>> f : p.getFamilyCellMap().entrySet()) {
                 for (Cell c : f.getValue()) {
-                    tx.buffer(w, row, CellUtil.cloneFamily(c), CellUtil.cloneQualifier(c), CellUtil.cloneValue(c));
+                    tx.writes().buffer(w, row, CellUtil.cloneFamily(c), CellUtil.cloneQualifier(c),
+                            CellUtil.cloneValue(c));
                 }
             }
         }
-        tx.flushIfFull();
+        tx.writes().flushIfFull();
     }
 
     /**
@@ -398,18 +400,18 @@ public class TTable implements Closeable {
 
     /** Transactionally deletes several rows, families or columns, as {@link #delete(Transaction, Delete)} does. */
     public void delete(Transaction tx, List<Delete> deletes) throws IOException {
-        underWrite(tx, () -> {
-            deleteUnderway(tx, deletes);
+        underWrite(tx, own -> {
+            deleteUnderway(own, deletes);
             return null;
         });
     }
 
-    private void deleteUnderway(Transaction tx, List<Delete> deletes) throws IOException {
+    private void deleteUnderway(HBaseTransaction tx, List<Delete> deletes) throws IOException {
         checkUsable(tx);
         for (Delete d : deletes) {
             validate(d);
         }
-        TableWrites w = tx.writesFor(this);
+        TableWrites w = tx.writes().forTable(this);
         for (Delete d : deletes) {
             byte[] row = Arrays.copyOf(d.getRow(), d.getRow().length);
             List<byte[][]> columns = new ArrayList<>();
@@ -436,12 +438,12 @@ public class TTable implements Closeable {
                     columns.add(new byte[][] {CellUtil.cloneFamily(c), CellUtil.cloneQualifier(c)});
                 }
             }
-            tx.touchRow(w, row);
+            tx.writes().touchRow(w, row);
             for (byte[][] col : columns) {
-                tx.buffer(w, row, col[0], col[1], Tombstones.VALUE);
+                tx.writes().buffer(w, row, col[0], col[1], Tombstones.VALUE);
             }
         }
-        tx.flushIfFull();
+        tx.writes().flushIfFull();
     }
 
     /**
@@ -461,10 +463,10 @@ public class TTable implements Closeable {
      * before any is applied, so a bad one changes nothing.
      */
     public Result[] batch(Transaction tx, List<? extends Row> actions) throws IOException {
-        return underWrite(tx, () -> batchUnderway(tx, actions));
+        return underWrite(tx, own -> batchUnderway(own, actions));
     }
 
-    private Result[] batchUnderway(Transaction tx, List<? extends Row> actions) throws IOException {
+    private Result[] batchUnderway(HBaseTransaction tx, List<? extends Row> actions) throws IOException {
         checkUsable(tx);
         List<Row> flat = new ArrayList<>(actions.size());
         int[] owner = new int[actions.size() * 2 + 4];
@@ -526,8 +528,8 @@ public class TTable implements Closeable {
         } catch (IOException | RuntimeException e) {
             if (applied) {
                 // Part of the actions joined the transaction: committing it would apply half a mutateRow.
-                tx.failPartlyApplied("a TTable.batch, mutateRow or checkAndMutate failed after part of its actions"
-                        + " were applied", e);
+                tx.writes().failPartlyApplied("a TTable.batch, mutateRow or checkAndMutate failed after part of its"
+                        + " actions were applied", e);
             }
             throw e;
         }
@@ -559,10 +561,10 @@ public class TTable implements Closeable {
      * @throws org.apache.hadoop.hbase.DoNotRetryIOException if a column holds something other than an 8-byte long
      */
     public Result increment(Transaction tx, Increment increment) throws IOException {
-        return underWrite(tx, () -> incrementUnderway(tx, increment));
+        return underWrite(tx, own -> incrementUnderway(own, increment));
     }
 
-    private Result incrementUnderway(Transaction tx, Increment increment) throws IOException {
+    private Result incrementUnderway(HBaseTransaction tx, Increment increment) throws IOException {
         checkUsable(tx);
         validateReadModifyWrite(increment);
         Result changed = readModifyWrite(tx, increment);
@@ -583,10 +585,10 @@ public class TTable implements Closeable {
      * {@code append.setReturnResults(false)}.
      */
     public Result append(Transaction tx, Append append) throws IOException {
-        return underWrite(tx, () -> appendUnderway(tx, append));
+        return underWrite(tx, own -> appendUnderway(own, append));
     }
 
-    private Result appendUnderway(Transaction tx, Append append) throws IOException {
+    private Result appendUnderway(HBaseTransaction tx, Append append) throws IOException {
         checkUsable(tx);
         validateReadModifyWrite(append);
         Result changed = readModifyWrite(tx, append);
@@ -602,10 +604,10 @@ public class TTable implements Closeable {
      * cannot also commit.
      */
     public CheckAndMutateResult checkAndMutate(Transaction tx, CheckAndMutate check) throws IOException {
-        return underWrite(tx, () -> checkAndMutateUnderway(tx, check));
+        return underWrite(tx, own -> checkAndMutateUnderway(own, check));
     }
 
-    private CheckAndMutateResult checkAndMutateUnderway(Transaction tx, CheckAndMutate check) throws IOException {
+    private CheckAndMutateResult checkAndMutateUnderway(HBaseTransaction tx, CheckAndMutate check) throws IOException {
         checkUsable(tx);
         validate(check);
         boolean holds;
@@ -620,7 +622,8 @@ public class TTable implements Closeable {
         }
         Row action = check.getAction();
         Result result = batch(tx, List.of(action))[0];
-        tx.touchRow(tx.writesFor(this), check.getRow()); // a success writes the checked row, even a no-op action
+        // A success writes the checked row, even a no-op action.
+        tx.writes().touchRow(tx.writes().forTable(this), check.getRow());
         // As HBase: values only from increments and appends, also inside a RowMutations (of only puts and deletes,
         // the result is null, not an empty Result).
         boolean returnsValues = action instanceof Increment || action instanceof Append
@@ -631,10 +634,10 @@ public class TTable implements Closeable {
 
     /** Runs several {@link #checkAndMutate(Transaction, CheckAndMutate)} in order; one result each. */
     public List<CheckAndMutateResult> checkAndMutate(Transaction tx, List<CheckAndMutate> checks) throws IOException {
-        return underWrite(tx, () -> checkAndMutateUnderway(tx, checks));
+        return underWrite(tx, own -> checkAndMutateUnderway(own, checks));
     }
 
-    private List<CheckAndMutateResult> checkAndMutateUnderway(Transaction tx, List<CheckAndMutate> checks)
+    private List<CheckAndMutateResult> checkAndMutateUnderway(HBaseTransaction tx, List<CheckAndMutate> checks)
             throws IOException {
         checkUsable(tx);
         for (CheckAndMutate check : checks) {
@@ -674,7 +677,7 @@ public class TTable implements Closeable {
 
     // ---- checks -------------------------------------------------------------------------------------------------
 
-    private void checkUsable(Transaction tx) {
+    private HBaseTransaction checkUsable(Transaction tx) {
         if (closed) {
             throw new IllegalStateException("this TTable for " + name + " is closed; open a new one");
         }
@@ -684,10 +687,9 @@ public class TTable implements Closeable {
             throw new IllegalStateException("the HBase connection of this TTable for " + name + " is closed (with"
                     + " the TransactionManager that opened it?); open the TTable on a live connection");
         }
-        if (tx == null) {
-            throw new NullPointerException("transaction is null: begin one with TransactionManager.begin()");
-        }
-        tx.checkRunning();
+        HBaseTransaction own = HBaseTransaction.of(tx);
+        own.checkRunning();
+        return own;
     }
 
     private void checkFamily(byte[] family) throws IOException {
@@ -832,20 +834,20 @@ public class TTable implements Closeable {
 
     /** One write operation of a transaction, for {@link #underWrite}. */
     private interface WriteOperation<T> {
-        T run() throws IOException;
+        T run(HBaseTransaction tx) throws IOException;
     }
 
     /**
      * Runs {@code operation} as one write operation of {@code tx}: operations of one transaction shared by threads
-     * run one at a time, and a commit waits for the one under way and refuses later ones (Transaction.beginWrite).
+     * run one at a time, and a commit waits for the one under way and refuses later ones (HBaseTransaction.beginWrite).
      */
     private <T> T underWrite(Transaction tx, WriteOperation<T> operation) throws IOException {
-        checkUsable(tx);
-        tx.beginWrite();
+        HBaseTransaction own = checkUsable(tx);
+        own.beginWrite();
         try {
-            return operation.run();
+            return operation.run(own);
         } finally {
-            tx.endWrite();
+            own.endWrite();
         }
     }
 
@@ -880,9 +882,9 @@ public class TTable implements Closeable {
     }
 
     /** Buffered rows of {@code tx} in this table within the scan's range, in scan order (a copy), or null. */
-    NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> bufferedRowsFor(Transaction tx,
+    NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> bufferedRowsFor(HBaseTransaction tx,
                                                                                              Scan scan) {
-        NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> rows = tx.bufferedRows(name);
+        NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> rows = tx.writes().bufferedRows(name);
         if (rows == null) {
             return null;
         }

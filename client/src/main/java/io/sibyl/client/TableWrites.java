@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * One transaction's writes to one table: the buffered (not yet sent) cells, newest value per column, and the
  * columns already sent to HBase (kept without values, to delete them if the transaction aborts). Guarded by the
- * owning {@link Transaction}'s monitor.
+ * owning {@link WriteBuffer}'s monitor.
  */
 final class TableWrites {
     /** {@link #send}: no cap, HBase's configured timeouts apply. */

@@ -7,9 +7,6 @@ import io.sibyl.client.oracle.OracleCredentials;
 import io.sibyl.client.oracle.OracleException;
 import io.sibyl.client.oracle.OracleLocator;
 import io.sibyl.client.oracle.OracleUnavailableException;
-import io.sibyl.client.oracle.TransactionAbortedException;
-import io.sibyl.client.oracle.TransactionStatus;
-import io.sibyl.client.oracle.ZooKeeperOracleLocator;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
@@ -18,15 +15,11 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.ArrayList;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
 /**
@@ -108,8 +101,11 @@ public final class TransactionManager implements AutoCloseable {
     private final boolean ownsConnection;
     private final OracleConnection oracle;
     private final ClientSettings settings;
-    private final Set<Transaction> running = ConcurrentHashMap.newKeySet();
+    private final Set<HBaseTransaction> running = ConcurrentHashMap.newKeySet();
     private final AbortCleanup cleanup;
+    private final OracleReplies replies;
+    private final RollbackProtocol rollbacks;
+    private final CommitProtocol commits;
     private volatile boolean closed;
 
     private TransactionManager(Connection connection, boolean ownsConnection, OracleConnection oracle,
@@ -119,6 +115,9 @@ public final class TransactionManager implements AutoCloseable {
         this.oracle = oracle;
         this.settings = settings;
         this.cleanup = new AbortCleanup(oracle::lastConnected);
+        this.replies = new OracleReplies(settings.oracleTimeoutMillis());
+        this.rollbacks = new RollbackProtocol(cleanup, replies);
+        this.commits = new CommitProtocol(oracle, replies, rollbacks);
     }
 
     /**
@@ -182,54 +181,7 @@ public final class TransactionManager implements AutoCloseable {
      * would use it; for other processes that follow the oracle, such as the region-server garbage collector.
      */
     public static OracleLocator oracleLocator(Configuration conf) throws IOException {
-        String zk = conf.get(ORACLE_ZK_CONNECT);
-        String a = conf.get(ORACLE_ADDRESS);
-        boolean hasZk = zk != null && !zk.isBlank();
-        boolean hasAddress = a != null && !a.isBlank();
-        if (hasZk && hasAddress) {
-            throw new IllegalArgumentException("both " + ORACLE_ZK_CONNECT + " and " + ORACLE_ADDRESS + " are set:"
-                    + " set " + ORACLE_ZK_CONNECT + " for an HA group of oracles, or " + ORACLE_ADDRESS
-                    + " for a single oracle, not both");
-        }
-        if (hasZk) {
-            String znode = conf.get(ORACLE_LEADER_ZNODE, DEFAULT_LEADER_ZNODE);
-            if (!znode.startsWith("/") || znode.endsWith("/")) {
-                throw new IllegalArgumentException(ORACLE_LEADER_ZNODE + "=" + znode + " is not an absolute ZooKeeper"
-                        + " path: give the oracles' journal.leader.znode (default " + DEFAULT_LEADER_ZNODE + ")");
-            }
-            long session = ClientSettings.number(conf, ORACLE_ZK_SESSION_TIMEOUT_MS, DEFAULT_ZK_SESSION_TIMEOUT_MS,
-                    Integer.MAX_VALUE);
-            if (session < 1) {
-                throw new IllegalArgumentException("invalid value " + session + " for " + ORACLE_ZK_SESSION_TIMEOUT_MS
-                        + ": must be >= 1 (see docs/user-guide.md)");
-            }
-            try {
-                return new ZooKeeperOracleLocator(zk.trim(), znode, (int) session);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(ORACLE_ZK_CONNECT + "=" + zk.trim() + ": " + e.getMessage(), e);
-            }
-        }
-        if (!hasAddress) {
-            throw new IllegalArgumentException(ORACLE_ADDRESS + " is not set: give the status oracle's host:port"
-                    + " (so-server prints it as READY port=N), or " + ORACLE_ZK_CONNECT + " for an HA group of"
-                    + " oracles, or pass the address to TransactionManager.create");
-        }
-        int colon = a.lastIndexOf(':');
-        if (colon <= 0 || colon == a.length() - 1) {
-            throw new IllegalArgumentException(ORACLE_ADDRESS + "=" + a + " is not host:port");
-        }
-        String port = a.substring(colon + 1).trim();
-        int p;
-        try {
-            p = Integer.parseInt(port);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(ORACLE_ADDRESS + "=" + a + " is not host:port");
-        }
-        if (p < 1 || p > 65535) {
-            throw new IllegalArgumentException(ORACLE_ADDRESS + "=" + a + ": the port must be 1 to 65535 (so-server"
-                    + " prints its port as READY port=N)");
-        }
-        return new FixedOracleAddress(a.substring(0, colon).trim(), p);
+        return OracleLocators.fromConfiguration(conf);
     }
 
     private static OracleConnection connectOracle(OracleLocator locator, ClientSettings settings) {
@@ -263,15 +215,19 @@ public final class TransactionManager implements AutoCloseable {
         if (isolation == null) {
             throw new NullPointerException("isolation level is null: use IsolationLevel.SNAPSHOT or SERIALIZABLE");
         }
+        return beginReadWrite(isolation);
+    }
+
+    private HBaseTransaction beginReadWrite(IsolationLevel isolation) {
         checkOpen();
         long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
-        Transaction tx;
+        HBaseTransaction tx;
         while (true) {
             OracleClient client = oracle.current();
             long sentNanos = System.nanoTime(); // no later than the oracle handing out the timestamp: its age counts
             try {
-                tx = new Transaction(this, client, awaitReply(client.begin(), client, "a begin"), sentNanos,
-                        isolation);
+                tx = new HBaseTransaction(this, TransactionKind.READ_WRITE, client,
+                        replies.await(client.begin(), client, "a begin"), sentNanos, isolation);
                 break;
             } catch (CompletionException e) {
                 // A begin lost with its connection left nothing behind: the oracle aborts what a lost connection ran.
@@ -297,109 +253,22 @@ public final class TransactionManager implements AutoCloseable {
      * @throws CommitOutcomeUnknownException if the oracle connection was lost while the request was in flight
      */
     public void commit(Transaction tx) throws RollbackException {
-        checkOwn(tx);
-        tx.checkNotFinished();
-        claimFinish(tx);
+        HBaseTransaction own = checkOwn(tx);
+        own.checkNotFinished();
+        claim(own, TransactionPhase.COMMITTING);
         try {
-            commitClaimed(tx);
+            commits.commit(own);
         } finally {
-            tx.releaseFinishIfRunning();
+            own.releaseClaim();
         }
     }
 
     /** Takes the transaction's commit-or-rollback claim, or says that another thread holds it. */
-    private static void claimFinish(Transaction tx) {
-        if (!tx.claimFinish()) {
+    private static void claim(HBaseTransaction tx, TransactionPhase claim) {
+        if (!tx.claim(claim)) {
             throw new IllegalStateException("transaction " + tx.getStartTimestamp() + " is being committed or rolled"
                     + " back by another thread");
         }
-    }
-
-    private void commitClaimed(Transaction tx) throws RollbackException {
-        long startTs = tx.getStartTimestamp();
-        // Writes racing the commit on other threads: those under way finish first and later ones are refused, so a
-        // write that returned normally is committed (or rolled back) with the rest, never dropped or half applied,
-        // and nothing reaches HBase that is not in the write set (and the roll-back-only check below sees them).
-        tx.closeForCommit();
-        Exception failedWrite = tx.writeFailure();
-        if (failedWrite != null) {
-            throw rollBackAfterWriteFailure(tx, failedWrite);
-        }
-        OracleClient client = tx.begunOn();
-        if (tx.isReadOnly()) {
-            tx.endingAtOracle();
-            client.finish(startTs);
-            finished(tx);
-            tx.markCommitted(startTs);
-            return;
-        }
-        if (!client.isOpen()) {
-            throw lostBeforeCommit(tx, client);
-        }
-        try {
-            tx.flush();
-        } catch (IOException | RuntimeException e) {
-            throw rollBackAfterWriteFailure(tx, e);
-        }
-        if (!client.isOpen()) { // lost while the writes were sent
-            throw lostBeforeCommit(tx, client);
-        }
-        long commitTs;
-        long commitSentNanos = System.nanoTime();
-        tx.endingAtOracle();
-        try {
-            commitTs = awaitReply(client.commit(startTs, tx.writeSet(), tx.readsToCertify(), tx.granulesWritten()),
-                    client, "a commit");
-        } catch (CompletionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof TransactionAbortedException tae) {
-                rollBackLocally(tx, true);
-                RollbackException.Reason reason = switch (tae.reason()) {
-                    case CONFLICT -> RollbackException.Reason.CONFLICT;
-                    case READ_CONFLICT -> RollbackException.Reason.READ_CONFLICT;
-                    case TOO_OLD -> RollbackException.Reason.TOO_OLD;
-                    // Aborted by transaction.max.age.ms (the commit left after the client's own count ended, with
-                    // nothing left to flush): as retryable as T_max passing it.
-                    case ALREADY_ABORTED -> tx.outlivedMaxAge() ? RollbackException.Reason.TOO_OLD
-                            : RollbackException.Reason.ABORTED_BY_ORACLE;
-                };
-                String why = tae.getMessage() + (tx.outlivedMaxAge() ? " (it ran longer than the oracle's"
-                        + " transaction.max.age.ms, " + client.transactionMaxAgeNanos() / 1_000_000L + " ms)" : "");
-                throw new RollbackException(tx, reason, why, null);
-            }
-            if (cause instanceof OracleUnavailableException oue) {
-                resolveInDoubt(tx, oue, commitSentNanos, client.readWindowMillis());
-                return;
-            }
-            if (cause instanceof OracleException oe) {
-                // Refused without a decision (e.g. write set too large): make sure it is aborted, then clean up.
-                abortAtOracle(tx);
-                rollBackLocally(tx, true);
-                throw new RollbackException(tx, RollbackException.Reason.ABORTED_BY_ORACLE,
-                        "the oracle refused the commit: " + Transaction.describe(oe), oe);
-            }
-            throw e;
-        }
-        finished(tx);
-        tx.markCommitted(commitTs);
-    }
-
-    /**
-     * Sending the writes to HBase failed (now, or in an earlier flush): the transaction is aborted at the oracle and
-     * its versions deleted in the background, since HBase just failed to take them and would make a deletion now
-     * wait through its retries again.
-     */
-    private RollbackException rollBackAfterWriteFailure(Transaction tx, Exception e) {
-        abortAtOracle(tx);
-        finished(tx);
-        tx.markRolledBack(null);
-        cleanup.deleteLater(tx, true);
-        if (e instanceof SnapshotExpiredException) {
-            // Not HBase's fault: the oracle went silent, and a new transaction on the next one may well succeed.
-            return new RollbackException(tx, RollbackException.Reason.ORACLE_FAILOVER, e.getMessage(), e);
-        }
-        return new RollbackException(tx, RollbackException.Reason.WRITE_FAILED,
-                "some of its writes may be missing: " + e, e);
     }
 
     /**
@@ -409,40 +278,25 @@ public final class TransactionManager implements AutoCloseable {
      * committed, so its writes stay.
      */
     public void rollback(Transaction tx) {
-        checkOwn(tx);
-        if (tx.getStatus() == Transaction.Status.ROLLED_BACK) {
+        HBaseTransaction own = checkOwn(tx);
+        if (own.getStatus() == Transaction.Status.ROLLED_BACK) {
             return;
         }
-        if (tx.getStatus() == Transaction.Status.COMMITTED) {
+        if (own.getStatus() == Transaction.Status.COMMITTED) {
             throw new IllegalStateException("transaction " + tx.getStartTimestamp()
                     + " is already committed and cannot be rolled back");
         }
-        if (tx.isInDoubt()) {
+        if (own.isInDoubt()) {
             throw new IllegalStateException("transaction " + tx.getStartTimestamp() + " cannot be rolled back: its"
                     + " commit outcome is unknown (it may have committed), so its writes are left in place; read the"
                     + " data to find out");
         }
-        claimFinish(tx);
+        claim(own, TransactionPhase.ROLLING_BACK);
         try {
-            rollbackClaimed(tx);
+            rollbacks.rollBack(own, TransactionPhase.ROLLED_BACK);
         } finally {
-            tx.releaseFinishIfRunning();
+            own.releaseClaim();
         }
-    }
-
-    private void rollbackClaimed(Transaction tx) {
-        if (tx.getStatus() != Transaction.Status.RUNNING) {
-            return; // finished by the commit that held the claim a moment ago
-        }
-        if (!tx.closeForWrites()) {
-            tx.endingAtOracle();
-            tx.begunOn().finish(tx.getStartTimestamp());
-            finished(tx);
-            tx.markRolledBack(null);
-            return;
-        }
-        abortAtOracle(tx);
-        rollBackLocally(tx, true);
     }
 
     /**
@@ -464,7 +318,7 @@ public final class TransactionManager implements AutoCloseable {
     public <T> T run(IsolationLevel isolation, Function<Transaction, T> work) throws RollbackException {
         long backoff = settings.retryBackoffMillis();
         for (int attempt = 1; ; attempt++) {
-            Transaction tx = begin(isolation);
+            HBaseTransaction tx = beginReadWrite(isolation);
             T result;
             try {
                 result = work.apply(tx);
@@ -542,16 +396,15 @@ public final class TransactionManager implements AutoCloseable {
         }
         closed = true;
         awaitCommitsUnderWay();
-        for (Transaction tx : running.toArray(new Transaction[0])) {
+        for (HBaseTransaction tx : running.toArray(new HBaseTransaction[0])) {
             try {
                 // A transaction another thread is committing or rolling back finishes on that thread: rolling it
                 // back here could delete the versions of a commit the oracle has just decided.
-                if (tx.getStatus() == Transaction.Status.RUNNING && !tx.isInDoubt() && tx.claimFinish()) {
+                if (tx.claim(TransactionPhase.ROLLING_BACK)) {
                     try {
-                        rollbackClaimed(tx);
-                        tx.markRolledBackByClose();
+                        rollbacks.rollBack(tx, TransactionPhase.ROLLED_BACK_BY_CLOSE);
                     } finally {
-                        tx.releaseFinishIfRunning();
+                        tx.releaseClaim();
                     }
                 }
             } catch (RuntimeException e) {
@@ -583,9 +436,8 @@ public final class TransactionManager implements AutoCloseable {
      */
     private void awaitCommitsUnderWay() {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.oracleTimeoutMillis());
-        for (Transaction tx : running.toArray(new Transaction[0])) {
-            while (tx.isBeingFinished() && tx.getStatus() == Transaction.Status.RUNNING && !tx.isInDoubt()
-                    && System.nanoTime() < deadline) {
+        for (HBaseTransaction tx : running.toArray(new HBaseTransaction[0])) {
+            while (tx.phase().isClaimed() && System.nanoTime() < deadline) {
                 try {
                     Thread.sleep(1);
                 } catch (InterruptedException e) {
@@ -623,146 +475,17 @@ public final class TransactionManager implements AutoCloseable {
         }
     }
 
-    private void checkOwn(Transaction tx) {
-        if (tx == null) {
-            throw new NullPointerException("transaction is null: begin one with TransactionManager.begin()");
-        }
-        if (tx.manager() != this) {
+    private HBaseTransaction checkOwn(Transaction tx) {
+        HBaseTransaction own = HBaseTransaction.of(tx);
+        if (own.manager() != this) {
             throw new IllegalArgumentException("transaction " + tx.getStartTimestamp()
                     + " was begun by another TransactionManager");
         }
+        return own;
     }
 
-    /**
-     * Waits for the oracle's reply, as {@code join} would, but for at most {@code sibyl.client.oracle.timeout.ms}. An
-     * oracle that stays silent that long is treated as lost (frozen, or cut off with its connection still open): the
-     * connection is dropped, so this and every other request on it fail as after a lost connection (begins retry
-     * elsewhere, commits are resolved as in doubt) and the next request connects to whichever oracle leads.
-     *
-     * @throws CompletionException with the failure, an {@link OracleUnavailableException} on timeout
-     */
-    private <T> T awaitReply(CompletableFuture<T> reply, OracleClient client, String what) {
-        long timeoutNanos = settings.oracleTimeoutMillis() * 1_000_000L;
-        long deadline = System.nanoTime() + timeoutNanos;
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true; // like join: the reply decides what happened, so keep waiting for it
-                } catch (ExecutionException e) {
-                    throw new CompletionException(e.getCause());
-                } catch (TimeoutException e) {
-                    String reason = "the oracle at " + client.address() + " did not answer " + what + " within "
-                            + settings.oracleTimeoutMillis() + " ms (" + ORACLE_TIMEOUT_MS + "), so the connection"
-                            + " to it was dropped";
-                    LOG.warn(reason);
-                    client.closeBecause(reason);
-                    throw new CompletionException(new OracleUnavailableException(reason));
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private void finished(Transaction tx) {
+    /** The transaction reached an outcome: close() no longer needs to roll it back or wait for it. */
+    void forget(HBaseTransaction tx) {
         running.remove(tx);
-    }
-
-    private void abortAtOracle(Transaction tx) {
-        tx.endingAtOracle();
-        if (!tx.begunOn().isOpen()) {
-            return; // the oracle aborts what a lost connection was running (a new oracle: all it did not decide)
-        }
-        try {
-            awaitReply(tx.begunOn().abort(tx.getStartTimestamp()), tx.begunOn(), "an abort");
-        } catch (CompletionException e) {
-            LOG.warn("abort of transaction {} at the oracle failed: {}", tx.getStartTimestamp(),
-                    e.getCause().toString());
-        }
-    }
-
-    /** Deletes the transaction's versions and, if all went and the oracle is reachable, reports the clean-up. */
-    private void rollBackLocally(Transaction tx, boolean reportCleanUp) {
-        cleanup.deleteNowOrLater(tx, reportCleanUp);
-        finished(tx);
-        tx.markRolledBack(null);
-    }
-
-    /** The transaction's connection was lost before its commit request left: the oracle aborted it. */
-    private RollbackException lostBeforeCommit(Transaction tx, OracleClient client) {
-        // The oracle ended it with the connection: a read on another thread during the clean-up is refused, as
-        // during any other ending, instead of resolving against a replica that no longer keeps this snapshot.
-        tx.endingAtOracle();
-        rollBackLocally(tx, false);
-        return new RollbackException(tx, RollbackException.Reason.ORACLE_FAILOVER, "the connection to the oracle at "
-                + client.address() + " was lost before the commit was sent, so the oracle aborted it; run it again",
-                null);
-    }
-
-    /**
-     * The connection was lost while the commit request was in flight. The oracle that serves now (the same one
-     * after a network failure, or the one that took over from the journal) knows the outcome: ask it. A transaction
-     * it reports still running never reached its commit; it is aborted first, so the answer cannot change.
-     *
-     * <p>"Committed before T_max" is trusted only while less than the read window has passed since the commit was
-     * sent. An aborted transaction is forgotten once its versions were swept (a dead client's abort, or an aborted
-     * range after a crash), and after that the oracle answers "committed before T_max" for its timestamp, as for any
-     * old commit. Forgetting waits for the low watermark, which the oracle holds down for the whole reader grace
-     * (twice the read window) after the connection was lost or the new oracle started, and the commit was sent at
-     * most a read window after the client last heard from the oracle (writes stop then). So an answer within a read
-     * window of sending cannot come from a forgotten abort; a later one (the client stalled) is "outcome unknown".
-     */
-    private void resolveInDoubt(Transaction tx, OracleUnavailableException lost, long commitSentNanos,
-                                long readWindowMillis) throws RollbackException {
-        long startTs = tx.getStartTimestamp();
-        boolean askAgain = true;
-        for (int attempt = 0; attempt < 3 && askAgain; attempt++) {
-            try {
-                OracleClient client = oracle.current();
-                TransactionStatus status = awaitReply(client.query(startTs), client, "a commit query");
-                switch (status.state()) {
-                    case COMMITTED, COMMITTED_LONG_AGO -> {
-                        long sinceSentMillis = (System.nanoTime() - commitSentNanos) / 1_000_000L;
-                        if (status.state() == TransactionStatus.State.COMMITTED_LONG_AGO
-                                && sinceSentMillis >= readWindowMillis) {
-                            LOG.warn("the oracle at {} reports in-doubt transaction {} committed before T_max, but {}"
-                                    + " ms after its commit was sent, longer than the read window ({} ms): an abort"
-                                    + " swept and forgotten meanwhile would read the same, so the outcome is unknown",
-                                    client.address(), startTs, sinceSentMillis, readWindowMillis);
-                            askAgain = false;
-                        } else {
-                            finished(tx);
-                            tx.markCommitted(status.commitTimestamp());
-                            LOG.info("commit of transaction {} was in flight when the oracle connection was lost;"
-                                    + " the oracle at {} reports it committed", startTs, client.address());
-                            return;
-                        }
-                    }
-                    case ABORTED -> {
-                        rollBackLocally(tx, true);
-                        throw new RollbackException(tx, RollbackException.Reason.ORACLE_FAILOVER, "the connection to"
-                                + " the oracle was lost while the commit was in flight, and the oracle at "
-                                + client.address() + " reports it aborted; run it again", lost);
-                    }
-                    // Never reached its commit: abort it, then ask again, when the answer can no longer change.
-                    case RUNNING -> awaitReply(client.abort(startTs), client, "an abort");
-                    case UNKNOWN -> {
-                        LOG.warn("the oracle at {} does not know transaction {} (was it restarted without its"
-                                + " journal?)", client.address(), startTs);
-                        askAgain = false;
-                    }
-                }
-            } catch (CompletionException | OracleException e) {
-                LOG.warn("asking the oracle about in-doubt transaction {} failed: {}", startTs, e.toString());
-            }
-        }
-        finished(tx);
-        tx.markInDoubt();
-        throw new CommitOutcomeUnknownException(tx, lost);
     }
 }

@@ -33,7 +33,7 @@ import java.util.NavigableMap;
  * when the HBase scan ends at its limit with rows still needed, a new one continues after the last raw row.
  */
 final class TransactionalScanner implements ResultScanner {
-    private final Transaction tx;
+    private final HBaseTransaction tx;
     private final Table table;
     /** The HBase scan as sent (template of continuation scans), and the scanner running it. */
     private final Scan rawScan;
@@ -64,7 +64,7 @@ final class TransactionalScanner implements ResultScanner {
     private boolean done;
     private boolean closed;
 
-    TransactionalScanner(TTable t, Transaction tx, Scan userScan) throws IOException {
+    TransactionalScanner(TTable t, HBaseTransaction tx, Scan userScan) throws IOException {
         this.tx = tx;
         this.familyMap = userScan.getFamilyMap();
         this.reversed = userScan.isReversed();
@@ -101,11 +101,11 @@ final class TransactionalScanner implements ResultScanner {
         try {
             this.raw = openRaw(s, limit);
         } catch (IOException | RuntimeException e) {
-            Transaction.keepInterrupt(e); // HBase cleared the interrupt flag it turned into InterruptedIOException
+            Interrupts.keepInterrupt(e); // HBase cleared the interrupt flag it turned into InterruptedIOException
             table.close();
             throw e;
         }
-        this.reader = new SnapshotReader(tx, table, nv);
+        this.reader = new SnapshotReader(tx.snapshot(), table, nv);
     }
 
     /**
@@ -144,7 +144,7 @@ final class TransactionalScanner implements ResultScanner {
             raw = openRaw(more, Math.max(1, limit - rowsReturned));
             r = raw.next();
         }
-        tx.checkSnapshotReadable(); // also for the end of the scan: a row the collector removed ends it early
+        tx.snapshot().checkReadable(); // also for the end of the scan: a row the collector removed ends it early
         if (r != null) {
             rawRows++;
             lastRawRow = r.getRow();
@@ -157,7 +157,7 @@ final class TransactionalScanner implements ResultScanner {
         try {
             return nextRow();
         } catch (IOException e) {
-            Transaction.keepInterrupt(e); // HBase cleared the interrupt flag it turned into InterruptedIOException
+            Interrupts.keepInterrupt(e); // HBase cleared the interrupt flag it turned into InterruptedIOException
             throw e;
         }
     }

@@ -1,5 +1,6 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import org.apache.hadoop.hbase.TableName;
@@ -140,15 +141,16 @@ class AbortSweeperTest {
              TTable t = new TTable(c.connection(), name)) {
             Transaction tx = tm.begin();
             put(t, tx, "early", "sent in time");
-            tx.flush();
+            TestSupport.internals(tx).flush();
             assertEquals(1, TestSupport.versionsAt(name, tx.getStartTimestamp()));
             oracle.close(); // the oracle is gone: it aborted tx, and the sweeper may take tx once the grace is over
-            while (tx.begunOn().millisSinceHeard() <= tx.begunOn().readWindowMillis()) {
+            OracleClient begunOn = TestSupport.internals(tx).begunOn();
+            while (begunOn.millisSinceHeard() <= begunOn.readWindowMillis()) {
                 Thread.sleep(20);
             }
             put(t, tx, "late", "must not reach HBase");
             SnapshotExpiredException e = org.junit.jupiter.api.Assertions.assertThrows(SnapshotExpiredException.class,
-                    tx::flush);
+                    TestSupport.internals(tx)::flush);
             assertTrue(e.getMessage().contains("cannot write any more"), e.getMessage());
             assertEquals(1, TestSupport.versionsAt(name, tx.getStartTimestamp()), "nothing was sent after the window");
             tm.rollback(tx);
@@ -174,16 +176,16 @@ class AbortSweeperTest {
             assertEquals("v", get(t, before, "row"));
             // The oracle's frames (heartbeats every 400 ms) reach the client 3 s late for a while: a silence longer
             // than the 2 s read window, as a client stalled that long would see it, and then frames again.
-            long window = before.begunOn().readWindowMillis();
+            long window = TestSupport.internals(before).begunOn().readWindowMillis();
             proxy.delayReplies(3000);
             Thread.sleep(500);
             proxy.delayReplies(0);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (before.begunOn().millisSinceHeard() < window) {
+            while (TestSupport.internals(before).begunOn().millisSinceHeard() < window) {
                 assertTrue(System.nanoTime() < deadline, "no silence seen");
                 Thread.sleep(20);
             }
-            while (before.begunOn().millisSinceHeard() > 200) {
+            while (TestSupport.internals(before).begunOn().millisSinceHeard() > 200) {
                 assertTrue(System.nanoTime() < deadline, "frames did not come again");
                 Thread.sleep(20);
             }
@@ -207,7 +209,8 @@ class AbortSweeperTest {
             Thread other = new Thread(() -> tm.rollback(tx)); // ...when another thread (or close()) rolls it back
             other.start();
             other.join();
-            org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, tx::flush);
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                    TestSupport.internals(tx)::flush);
             assertEquals(0, TestSupport.versionsAt(name, tx.getStartTimestamp()), "a version sent after a rollback without an"
                     + " abort record would read as committed");
         }

@@ -142,10 +142,10 @@ class FinishingUnderFailureTest {
                 }
             });
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (!tx.isBeingFinished() && System.nanoTime() < deadline) {
+            while (!TestSupport.internals(tx).isBeingFinished() && System.nanoTime() < deadline) {
                 Thread.sleep(5);
             }
-            assertTrue(tx.isBeingFinished(), "the commit started");
+            assertTrue(TestSupport.internals(tx).isBeingFinished(), "the commit started");
             Thread.sleep(300); // its request is at the oracle, the reply on the way
             tm.close();
             commit.get(30, TimeUnit.SECONDS);

@@ -69,11 +69,11 @@ class HermitageAnomaliesTest {
     }
 
     private static void commit(Transaction tx) throws RollbackException {
-        tx.manager().commit(tx);
+        TestSupport.internals(tx).manager().commit(tx);
     }
 
     private static void rollback(Transaction tx) {
-        tx.manager().rollback(tx);
+        TestSupport.internals(tx).manager().rollback(tx);
     }
 
     /** A fresh table "test" holding (1, 10) and (2, 20), committed. */

@@ -33,7 +33,7 @@ public final class KilledClientMain {
         table.put(tx, new Put(Bytes.toBytes("existing")).addColumn(TestSupport.CF, TestSupport.V,
                 Bytes.toBytes("overwritten by the killed client")));
         table.delete(tx, new Delete(Bytes.toBytes("doomed")));
-        tx.flush(); // everything is in HBase now, uncommitted
+        TestSupport.internals(tx).flush(); // everything is in HBase now, uncommitted
         System.out.println("WRITTEN " + tx.getStartTimestamp());
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);

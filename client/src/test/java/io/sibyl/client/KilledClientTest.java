@@ -57,7 +57,7 @@ class KilledClientTest {
                 Thread.sleep(50);
             }
             Transaction after = tm.begin();
-            assertFalse(after.sees(writerTs));
+            assertFalse(TestSupport.internals(after).snapshot().sees(writerTs));
             assertEquals("committed", get(t, after, "existing"));
             assertEquals("still here", get(t, after, "doomed"));
             assertEquals(List.of("doomed", "existing"), TestSupport.rows(t, after, new Scan()));

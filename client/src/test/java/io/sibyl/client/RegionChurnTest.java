@@ -597,7 +597,7 @@ class RegionChurnTest {
         private void diagnose(String how, Transaction tx, TTable table, List<Result> seen, long total,
                               long auditStart, Churn churn) {
             StringBuilder sb = new StringBuilder();
-            io.sibyl.client.oracle.CommitReplica replica = tx.begunOn().replica();
+            io.sibyl.client.oracle.CommitReplica replica = TestSupport.internals(tx).begunOn().replica();
             sb.append(String.format("%n=== WRONG AUDIT: %s in snapshot %d summed to %d (%+d); audit %tT.%<tL - %tT.%<tL;"
                             + " replica %s; regions now %s%n", how, tx.getStartTimestamp(), total,
                     total - ACCOUNTS * OPENING, auditStart, System.currentTimeMillis(), replica, regionsOf(churn)));
@@ -632,7 +632,7 @@ class RegionChurnTest {
                                 long ts = c.getTimestamp();
                                 String sees;
                                 try {
-                                    sees = String.valueOf(tx.sees(ts));
+                                    sees = String.valueOf(TestSupport.internals(tx).snapshot().sees(ts));
                                 } catch (IOException | RuntimeException e) {
                                     sees = "error " + e;
                                 }

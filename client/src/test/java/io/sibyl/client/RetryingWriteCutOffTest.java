@@ -92,7 +92,7 @@ class RetryingWriteCutOffTest {
             for (int i = 0; i < rows; i++) {
                 put(t, tx, "row" + i, "sent before the cut-off");
             }
-            long window = tx.begunOn().readWindowMillis();
+            long window = TestSupport.internals(tx).begunOn().readWindowMillis();
             assertEquals(GRACE_MS / 2, window);
             RefusingRegion.ATTEMPTS.set(0);
             RefusingRegion.refusing = true;
@@ -100,7 +100,7 @@ class RetryingWriteCutOffTest {
                 proxy.dropReplies(); // the oracle falls silent: its last frame came just now
                 CompletableFuture<Void> flush = CompletableFuture.runAsync(() -> {
                     try {
-                        tx.flush();
+                        TestSupport.internals(tx).flush();
                     } catch (IOException e) {
                         throw new java.io.UncheckedIOException(e);
                     }
@@ -127,7 +127,7 @@ class RetryingWriteCutOffTest {
                             + " past the read window of " + window + " ms" + landed);
                     return;
                 }
-                long silentMs = tx.begunOn().millisSinceHeard();
+                long silentMs = TestSupport.internals(tx).begunOn().millisSinceHeard();
                 int attemptsAtFailure = RefusingRegion.ATTEMPTS.get();
                 SnapshotExpiredException expired = assertInstanceOf(SnapshotExpiredException.class, failure,
                         String.valueOf(failure));
@@ -163,7 +163,7 @@ class RetryingWriteCutOffTest {
             Transaction tx = tm.begin();
             put(t, tx, "a", "taken in the end");
             put(t, tx, "b", "taken in the end");
-            long window = tx.begunOn().readWindowMillis();
+            long window = TestSupport.internals(tx).begunOn().readWindowMillis();
             long refusedAt = System.nanoTime();
             flushWhileRefusedFor(tx, window * 2); // longer than a whole window: HBase gives up at the cap at least once
             long tookMs = (System.nanoTime() - refusedAt) / 1_000_000;
@@ -191,15 +191,15 @@ class RetryingWriteCutOffTest {
              TTable t = new TTable(hbase, name)) {
             Transaction plain = tm.begin();
             put(t, plain, "p", "rolled back");
-            plain.flush();
+            TestSupport.internals(plain).flush();
             tm.rollback(plain);
 
             Transaction tx = tm.begin();
             put(t, tx, "a", "sent again");
-            long window = tx.begunOn().readWindowMillis();
+            long window = TestSupport.internals(tx).begunOn().readWindowMillis();
             flushWhileRefusedFor(tx, window * 2); // HBase gives up at the cap at least once; the batch is sent again
-            assertTrue(tx.mayHaveLateWrites());
-            assertFalse(plain.mayHaveLateWrites());
+            assertTrue(TestSupport.internals(tx).mayHaveLateWrites());
+            assertFalse(TestSupport.internals(plain).mayHaveLateWrites());
             tm.rollback(tx);
             assertEquals(0, TestSupport.versionsAt(name, tx.getStartTimestamp()), "its versions were deleted");
 
@@ -224,7 +224,7 @@ class RetryingWriteCutOffTest {
         try {
             CompletableFuture<Void> flush = CompletableFuture.runAsync(() -> {
                 try {
-                    tx.flush();
+                    TestSupport.internals(tx).flush();
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }

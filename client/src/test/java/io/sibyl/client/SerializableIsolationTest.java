@@ -57,7 +57,7 @@ class SerializableIsolationTest {
     }
 
     private static void assertReadConflict(Transaction tx) {
-        RollbackException e = assertThrows(RollbackException.class, () -> tx.manager().commit(tx));
+        RollbackException e = assertThrows(RollbackException.class, () -> TestSupport.internals(tx).manager().commit(tx));
         assertEquals(RollbackException.Reason.READ_CONFLICT, e.getReason(), e.getMessage());
         assertEquals(Transaction.Status.ROLLED_BACK, tx.getStatus());
     }

@@ -60,13 +60,13 @@ class SlowRegionLookupWriteTest {
             for (int i = 0; i < rows; i++) {
                 put(t, tx, "row" + i, "must not land after the window");
             }
-            long window = tx.begunOn().readWindowMillis();
+            long window = TestSupport.internals(tx).begunOn().readWindowMillis();
             assertEquals(GRACE_MS / 2, window);
             proxy.dropReplies(); // the oracle falls silent
             SlowLocatingConnection.slowTable = name;
             SlowLocatingConnection.delayMillis = window + 1000; // the lookup ends a second after the window
             try {
-                IOException failure = assertThrows(IOException.class, tx::flush,
+                IOException failure = assertThrows(IOException.class, TestSupport.internals(tx)::flush,
                         "the write succeeded after its read window ended");
                 assertInstanceOf(SnapshotExpiredException.class, failure, String.valueOf(failure));
             } finally {

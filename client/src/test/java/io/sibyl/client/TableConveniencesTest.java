@@ -44,7 +44,7 @@ class TableConveniencesTest {
             tm.commit(init);
             Transaction other = tm.begin();
             put(t, other, "uncommitted", "v");
-            other.flush();
+            TestSupport.internals(other).flush();
 
             Transaction tx = tm.begin();
             put(t, tx, "own", "v");
@@ -70,7 +70,7 @@ class TableConveniencesTest {
             tm.commit(init);
             Transaction running = tm.begin();
             put(t, running, "d", "v", "not yet");
-            running.flush();
+            TestSupport.internals(running).flush();
 
             Transaction tx = tm.begin();
             assertEquals(List.of("a/v=1", "b/w=2"), cells(t.getScanner(tx, CF)));

@@ -27,6 +27,11 @@ final class TestSupport {
     private TestSupport() {
     }
 
+    /** The manager's own implementation behind {@code tx}, for tests that look inside a transaction. */
+    static HBaseTransaction internals(Transaction tx) {
+        return (HBaseTransaction) tx;
+    }
+
     static byte[] b(String s) {
         return Bytes.toBytes(s);
     }

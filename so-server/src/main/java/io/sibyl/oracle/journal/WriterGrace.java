@@ -27,6 +27,20 @@ final class WriterGrace {
         return out;
     }
 
+    /**
+     * The grace a journal records in each ledger it creates: the writing oracle's own, or, for ledgers created within
+     * {@code inheritedGraceMillis} (the longest grace its earlier writers recorded) of the journal's start, the longer
+     * of the two, so that an oracle taking over from this one soon holds long enough for those writers' readers too.
+     */
+    record Recording(long readerGraceMillis, long inheritedGraceMillis, long startedNanos) {
+        /** {@code metadata} plus the grace to record now. */
+        Map<String, byte[]> tag(Map<String, byte[]> metadata) {
+            boolean inheriting = System.nanoTime() - startedNanos < inheritedGraceMillis * 1_000_000L;
+            return WriterGrace.tag(metadata,
+                    inheriting ? Math.max(readerGraceMillis, inheritedGraceMillis) : readerGraceMillis);
+        }
+    }
+
     /** The grace of the oracle that wrote {@code ledger}, or 0 if its metadata does not say (older ledgers). */
     static long of(LedgerHandle ledger) {
         byte[] v = ledger.getCustomMetadata().get(KEY);

@@ -126,11 +126,11 @@ class BoundedJournalTest {
     @Test
     void aDroppedLedgerWhoseDeleteFailsIsDeletedByALaterAttempt(TestInfo info) throws Exception {
         JournalSettings s = settings(info);
-        OracleDriver oracle = new OracleDriver(cluster, s, 9, null);
         Map<Long, Integer> attempts = new ConcurrentHashMap<>();
-        oracle.journal.deleteAttemptsWith(id -> attempts.merge(id, 1, Integer::sum) <= 2
-                ? CompletableFuture.completedFuture(BKException.Code.ZKException) // as in a ZooKeeper hiccup
-                : oracle.journal.deleteInBookKeeper(id));
+        OracleDriver oracle = OracleDriver.withFaults(cluster, s, 9, JournalFaults.deleteAttempts(
+                inBookKeeper -> id -> attempts.merge(id, 1, Integer::sum) <= 2
+                        ? CompletableFuture.completedFuture(BKException.Code.ZKException) // as in a ZooKeeper hiccup
+                        : inBookKeeper.delete(id)));
         for (int round = 0; round < 40 && oracle.journal.retention().ledgersDropped() < 2; round++) {
             oracle.run(100);
         }

@@ -48,15 +48,23 @@ final class OracleDriver {
 
     /** Recovers the journal (fencing any earlier driver), opens it and makes the first block durable. */
     OracleDriver(BookKeeperCluster cluster, JournalSettings s, long seed, LongConsumer deleter) throws Exception {
+        this(cluster, s, seed, deleter == null ? JournalFaults.NONE : JournalFaults.leaveDroppedLedgers(deleter));
+    }
+
+    /** As the constructor, on a journal opened with {@code faults}. */
+    static OracleDriver withFaults(BookKeeperCluster cluster, JournalSettings s, long seed, JournalFaults faults)
+            throws Exception {
+        return new OracleDriver(cluster, s, seed, faults);
+    }
+
+    private OracleDriver(BookKeeperCluster cluster, JournalSettings s, long seed, JournalFaults faults)
+            throws Exception {
         random = new Random(seed);
         bk = cluster.bookKeeper(s);
         zk = cluster.zooKeeper(s);
         registry = new LedgerRegistry(zk, s.ledgersZnode());
         recovered = JournalRecovery.recover(bk, registry, s, "driver-" + seed);
-        journal = BookKeeperJournal.open(bk, registry, recovered.registry(), s, fatal);
-        if (deleter != null) {
-            journal.deleteLedgersWith(deleter);
-        }
+        journal = BookKeeperJournal.open(bk, registry, recovered.registry(), s, fatal, 0, 0, faults);
         state = recovered.newOracleState(config());
         journal.checkpointsFollow();
         sealAndAppend();

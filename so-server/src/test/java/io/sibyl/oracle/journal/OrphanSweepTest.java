@@ -22,9 +22,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The start-up sweep of orphan journal ledgers on in-process ZooKeeper + 3 bookies: orphans are left as a crash
- * between drop and delete leaves them (the {@code deleteLedgersWith} hook), or as a crash between creating and
- * registering a ledger (a tagged ledger created by hand); the next leader must delete exactly those, and nothing that
- * is registered, of its own or a later epoch, untagged, or of another registry.
+ * between drop and delete leaves them (the {@link JournalFaults#leaveDroppedLedgers} fault), or as a crash between
+ * creating and registering a ledger (a tagged ledger created by hand); the next leader must delete exactly those, and
+ * nothing that is registered, of its own or a later epoch, untagged, or of another registry.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class OrphanSweepTest {

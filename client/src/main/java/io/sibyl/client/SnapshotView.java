@@ -1,0 +1,189 @@
+package io.sibyl.client;
+
+import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.client.oracle.OracleConnection;
+import io.sibyl.client.oracle.OracleException;
+import io.sibyl.client.oracle.Visibility;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One transaction's snapshot: which versions it sees (the replica of the connection it began on, and the oracle for
+ * writers the replica cannot judge), and for how long what HBase returns can still be trusted to hold them (the read
+ * window after the oracle was last heard, the oracle's transaction.max.age.ms).
+ */
+final class SnapshotView {
+    /**
+     * A batch of writes is sent only with at least this long left in the read window (less if the window is shorter
+     * than ten times this): HBase could hardly finish it in less, and would then give up with part of it written.
+     */
+    static final long MIN_WRITE_MILLIS = 100;
+
+    private final Transaction tx;
+    /** The connection the transaction began on: its replica holds this snapshot, even after a failover. */
+    private final OracleClient begunOn;
+    /** Where the oracle that serves now is found, for questions after {@link #begunOn} was lost. */
+    private final OracleConnection oracle;
+    private final long startTs;
+    private final long oracleTimeoutMillis;
+    /** When the start timestamp arrived: protection ends for good after a silence of the oracle since then. */
+    private final long begunAtNanos;
+    /**
+     * When the oracle's transaction.max.age.ms runs out for this transaction (counted from before the begin was sent,
+     * so never after the oracle's own count ends), if {@link #hasMaxAge}: no read or write after that.
+     */
+    private final long expiresAtNanos;
+    private final boolean hasMaxAge;
+    /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
+    private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
+
+    SnapshotView(Transaction tx, OracleClient begunOn, OracleConnection oracle, long oracleTimeoutMillis,
+                 long beginSentNanos) {
+        this.tx = tx;
+        this.begunOn = begunOn;
+        this.oracle = oracle;
+        this.startTs = tx.getStartTimestamp();
+        this.oracleTimeoutMillis = oracleTimeoutMillis;
+        this.begunAtNanos = System.nanoTime();
+        long maxAge = begunOn.transactionMaxAgeNanos();
+        this.hasMaxAge = maxAge != 0;
+        this.expiresAtNanos = beginSentNanos + maxAge; // System.nanoTime may be negative: no 0 sentinel
+    }
+
+    /** The oracle connection the transaction began on (closed after a failover). */
+    OracleClient begunOn() {
+        return begunOn;
+    }
+
+    /** Is the version written by the transaction that started at {@code writerTs} in this snapshot? */
+    boolean sees(long writerTs) throws IOException {
+        if (writerTs == startTs) {
+            return true;
+        }
+        if (writerTs > startTs) {
+            return false;
+        }
+        Visibility v = begunOn.replica().inSnapshot(writerTs, startTs);
+        if (v != Visibility.ASK_ORACLE) {
+            return v == Visibility.VISIBLE;
+        }
+        Boolean known = askedOracle.get(writerTs);
+        if (known != null) {
+            return known;
+        }
+        boolean answer;
+        try {
+            answer = askOracle(writerTs).get(oracleTimeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while asking the oracle about version " + writerTs);
+        } catch (ExecutionException | OracleException e) {
+            Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+            if (cause instanceof SnapshotExpiredException expired) {
+                throw expired;
+            }
+            throw new IOException("cannot tell whether version " + writerTs + " is in the snapshot of transaction "
+                    + startTs + ": " + cause.getMessage(), cause);
+        } catch (TimeoutException e) {
+            throw new IOException("the oracle did not answer a commit query for version " + writerTs + " within "
+                    + oracleTimeoutMillis + " ms");
+        }
+        askedOracle.put(writerTs, answer);
+        return answer;
+    }
+
+    /**
+     * Asks the oracle about a writer older than the connection this transaction began on. After a failover that
+     * connection is gone and the question goes to the current oracle, which knows every decision from the journal;
+     * its frozen replica still holds every commit before this snapshot that it learnt after it connected, so a
+     * writer it does not know committed, if at all, either before it connected (visible) or after this snapshot
+     * began, which the commit timestamp in the answer tells apart.
+     */
+    private CompletableFuture<Boolean> askOracle(long writerTs) {
+        if (begunOn.isOpen()) {
+            // Lost while asking: ask the oracle that took over instead.
+            return begunOn.inSnapshot(writerTs, startTs).exceptionallyCompose(e -> begunOn.isOpen()
+                    ? CompletableFuture.failedFuture(e) : askCurrentOracle(writerTs));
+        }
+        return askCurrentOracle(writerTs);
+    }
+
+    private CompletableFuture<Boolean> askCurrentOracle(long writerTs) {
+        return oracle.current().query(writerTs).thenApply(status -> switch (status.state()) {
+            case COMMITTED -> status.commitTimestamp() < startTs;
+            // Committed at or below the current oracle's T_max, which kept rising after this connection was lost:
+            // the commit may have come before this snapshot or after it, and nothing left can tell.
+            case COMMITTED_LONG_AGO -> throw new CompletionException(new SnapshotExpiredException(tx,
+                    "version " + writerTs + " committed, but the oracle no longer knows when, and this transaction's"
+                            + " oracle connection was lost before it could learn whether that was before its"
+                            + " snapshot"));
+            default -> false;
+        });
+    }
+
+    /**
+     * Throws unless what was just fetched from HBase was read while garbage collection still spared this snapshot:
+     * after the oracle connection is lost, only for a while ({@link OracleClient#snapshotsProtected()}).
+     */
+    void checkReadable() throws SnapshotExpiredException {
+        if (!begunOn.snapshotsProtected(begunAtNanos)) {
+            throw new SnapshotExpiredException(tx, begunOn.millisSinceHeard(), begunOn.readWindowMillis());
+        }
+        checkYoungEnough();
+    }
+
+    /** Throws once the oracle's max age ended this transaction (the oracle aborts it then). */
+    void checkYoungEnough() throws SnapshotExpiredException {
+        if (outlivedMaxAge()) {
+            throw tooOld();
+        }
+    }
+
+    /** True if the transaction outlived the oracle's transaction.max.age.ms (the oracle aborts it). */
+    boolean outlivedMaxAge() {
+        return nanosToMaxAge() <= 0;
+    }
+
+    /** Nanoseconds until the oracle's max age ends this transaction ({@link Long#MAX_VALUE}: no max age). */
+    private long nanosToMaxAge() {
+        return hasMaxAge ? expiresAtNanos - System.nanoTime() : Long.MAX_VALUE;
+    }
+
+    private SnapshotExpiredException tooOld() {
+        return SnapshotExpiredException.tooOld(tx, begunOn.transactionMaxAgeNanos() / 1_000_000L);
+    }
+
+    /**
+     * How long HBase may take over a batch of this transaction's writes sent now, retries included, in milliseconds:
+     * the time left in its read window ({@link OracleClient#nanosLeftInReadWindow}), or {@link TableWrites#NO_CAP}
+     * while there is no window (before the oracle's HELLO). Writes are cut off like reads, before each table's batch,
+     * and a batch is not sent, nor retried by HBase, past the cut-off: a dead client's versions must all be in HBase
+     * before the oracle's hold on its transactions ends, or a clean-up of aborted versions could miss them (docs/gc.md,
+     * "Aborted transactions of dead clients"). With less than a small floor left the write fails without being sent.
+     */
+    int writeTimeoutCap() throws SnapshotExpiredException {
+        long toMaxAge = nanosToMaxAge();
+        if (toMaxAge < MIN_WRITE_MILLIS * 1_000_000L) {
+            throw tooOld();
+        }
+        long leftNanos = Math.min(begunOn.nanosLeftInReadWindow(begunAtNanos), toMaxAge);
+        if (leftNanos == Long.MAX_VALUE) {
+            return TableWrites.NO_CAP;
+        }
+        long windowMillis = begunOn.readWindowMillis();
+        long floorMillis = Math.max(1, Math.min(MIN_WRITE_MILLIS, windowMillis / 10));
+        long leftMillis = leftNanos / 1_000_000L;
+        if (leftMillis < floorMillis) {
+            throw SnapshotExpiredException.forWrite(tx, begunOn.millisSinceHeard(), windowMillis, floorMillis);
+        }
+        return (int) Math.min(Integer.MAX_VALUE, leftMillis);
+    }
+}
