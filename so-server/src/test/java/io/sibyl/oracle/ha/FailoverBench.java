@@ -53,6 +53,10 @@ public final class FailoverBench {
         int code = 1;
         try (BookKeeperCluster cluster = BookKeeperCluster.start(3)) {
             code = run(cluster, rounds, threads, warmupMs, pauseMicros, jvm, oracleFlags);
+        } catch (Exception | Error e) {
+            // Said before the exit below, which would otherwise end the JVM before the stack trace is printed.
+            System.err.println("so-failover-bench: failed: " + e);
+            e.printStackTrace();
         } finally {
             System.exit(code);
         }
