@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -47,7 +48,8 @@ public final class ZnodeAcl {
         for (Id reader : readers(s.zkAclReaders())) {
             list.add(new ACL(ZooDefs.Perms.READ, reader));
         }
-        return new ZnodeAcl(List.copyOf(list), true);
+        // Not List.copyOf: ZooKeeper checks the list with contains(null), which immutable lists refuse.
+        return new ZnodeAcl(Collections.unmodifiableList(list), true);
     }
 
     /** Whether {@code readers} is a valid {@code journal.zk.acl.readers}: empty, or comma-separated scheme:id. */
@@ -167,9 +169,9 @@ public final class ZnodeAcl {
             return new IOException(what + " " + path + ": ZooKeeper refused it (not authorized). The znode's ACL"
                     + " does not give this oracle's identity the right: every oracle of a deployment must authenticate"
                     + " as the identity that created the oracle's znodes, with the same journal.zk.auth.file (digest"
-                    + " user:password) or SASL principal, and journal.zk.acl=" + (secure ? JournalSettings.ACL_SECURE
-                    : JournalSettings.ACL_OPEN) + " here; or a ZooKeeper administrator must give this identity the"
-                    + " znode (setAcl); see docs/operations.md, Security", e);
+                    + " user:password) or SASL principal (this oracle has journal.zk.acl=" + (secure
+                    ? JournalSettings.ACL_SECURE : JournalSettings.ACL_OPEN) + "); or a ZooKeeper administrator must"
+                    + " give this identity the znode (setAcl); see docs/operations.md, Security", e);
         }
         if (e instanceof KeeperException.InvalidACLException) {
             return new IOException(what + " " + path + ": ZooKeeper refused the ACL " + acl + " (invalid ACL):"
