@@ -9,6 +9,7 @@ import io.sibyl.client.oracle.OracleUnavailableException;
 import io.sibyl.client.oracle.TransactionAbortedException;
 import io.sibyl.client.oracle.TransactionStatus;
 import io.sibyl.client.oracle.ZooKeeperOracleLocator;
+import io.sibyl.protocol.DigestCredentials;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
@@ -17,6 +18,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -58,6 +60,11 @@ public final class TransactionManager implements AutoCloseable {
     public static final String ORACLE_ZK_SESSION_TIMEOUT_MS = "sibyl.oracle.zk.session.timeout.ms";
     /** Default of {@value #ORACLE_ZK_SESSION_TIMEOUT_MS}. */
     static final int DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
+    /**
+     * File holding {@code user:password}, the ZooKeeper digest identity of the client's oracle lookup; needed only if
+     * the oracles' {@code journal.zk.acl.readers} does not let anyone read the leader znode (default: none).
+     */
+    public static final String ORACLE_ZK_AUTH_FILE = "sibyl.oracle.zk.auth.file";
     /**
      * How long the client waits for an oracle to answer after losing the connection (failover, restart) before
      * operations fail (default 30000 ms).
@@ -175,8 +182,11 @@ public final class TransactionManager implements AutoCloseable {
                 throw new IllegalArgumentException("invalid value " + session + " for " + ORACLE_ZK_SESSION_TIMEOUT_MS
                         + ": must be >= 1 (see docs/user-guide.md)");
             }
+            String authFile = conf.getTrimmed(ORACLE_ZK_AUTH_FILE, "");
+            DigestCredentials credentials = authFile.isEmpty() ? null
+                    : DigestCredentials.read(Path.of(authFile), ORACLE_ZK_AUTH_FILE);
             try {
-                return new ZooKeeperOracleLocator(zk.trim(), znode, (int) session);
+                return new ZooKeeperOracleLocator(zk.trim(), znode, (int) session, credentials);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(ORACLE_ZK_CONNECT + "=" + zk.trim() + ": " + e.getMessage(), e);
             }
