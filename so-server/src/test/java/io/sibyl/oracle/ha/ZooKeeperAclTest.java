@@ -1,6 +1,7 @@
 package io.sibyl.oracle.ha;
 
 import io.sibyl.oracle.journal.BookKeeperCluster;
+import io.sibyl.oracle.journal.DigestFiles;
 import io.sibyl.oracle.journal.JournalClients;
 import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.oracle.journal.LedgerRegistry;
@@ -20,7 +21,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -44,12 +44,6 @@ class ZooKeeperAclTest {
     @TempDir
     Path dir;
 
-    private Path credentialsFile(String name, String userAndPassword) throws IOException {
-        Path f = dir.resolve(name);
-        Files.writeString(f, userAndPassword + "\n");
-        return f;
-    }
-
     /** A ZooKeeper session as a stranger: no identity, or {@code digest} credentials if given. */
     private static ZooKeeper stranger(String digest) throws Exception {
         ZooKeeper zk = cluster.zooKeeper(cluster.settings("stranger"));
@@ -70,7 +64,7 @@ class ZooKeeperAclTest {
         new LedgerRegistry(legacy, ledgers).fence("older-oracle");
         legacy.create(election, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
 
-        Path oracleIdentity = credentialsFile("oracle.digest", "sibyl-oracle:s3cret-of-the-oracles");
+        Path oracleIdentity = DigestFiles.write(dir, "oracle.digest", "sibyl-oracle:s3cret-of-the-oracles");
         String[] acl = {"--journal.zk.auth.file=" + oracleIdentity, "--journal.zk.acl=secure"};
         try (OracleProcess first = new OracleProcess("acl-first", StandbyTakeoverTest.haFlags(cluster, "acl", acl))) {
             String firstOwner = first.owner(30_000);
@@ -153,7 +147,7 @@ class ZooKeeperAclTest {
 
     @Test
     void anOracleWithoutTheOwningIdentityIsRefusedNamingTheSetting() throws Exception {
-        Path owner = credentialsFile("owner.digest", "sibyl-oracle:the-right-one");
+        Path owner = DigestFiles.write(dir, "owner.digest", "sibyl-oracle:the-right-one");
         // A root of its own: the parents an oracle creates get its ACL, and /sibyl/test is the other test's.
         JournalSettings secured = cluster.settings("acl-owned").withLedgersZnode("/acl-owned/ledgers")
                 .withLeaderZnodes("/acl-owned/leader", "/acl-owned/election")
@@ -166,7 +160,7 @@ class ZooKeeperAclTest {
         }
 
         JournalSettings other = secured.withZooKeeperAcl(
-                credentialsFile("other.digest", "someone-else:pw").toString(), JournalSettings.ACL_SECURE,
+                DigestFiles.write(dir, "other.digest", "someone-else:pw").toString(), JournalSettings.ACL_SECURE,
                 "world:anyone");
         IOException refused = assertThrows(IOException.class, () -> JournalClients.connectZooKeeper(other));
         assertTrue(refused.getMessage().contains("journal.zk.auth.file")
