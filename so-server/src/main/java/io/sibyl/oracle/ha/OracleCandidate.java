@@ -47,8 +47,9 @@ import java.util.concurrent.TimeUnit;
  * name is both first in the election and in the leader znode), opened with a watch handshake so that the leader does
  * not close it at its handshake timeout ({@code LeaderConnectionWatch}; a leader that refuses it with an error is
  * alive and is not deposed for that). A kill -9 closes that connection at once; the standby
- * then deletes the dead leader's candidate znode (any client may delete another session's ephemeral znode) instead
- * of waiting out its ZooKeeper session, and takes over. A leader that is merely frozen keeps its connection; it is
+ * then deletes the dead leader's candidate znode (whoever may DELETE on the election znode may delete another
+ * session's ephemeral znode in it: with {@code journal.zk.acl=secure}, the oracles' identity only) instead of waiting
+ * out its ZooKeeper session, and takes over. A leader that is merely frozen keeps its connection; it is
  * replaced when its session expires ({@code journal.zk.session.timeout.ms}).
  *
  * <p><b>Until it notices.</b> Journal writes of a deposed leader fail, but begins, queries and handshakes need none.
