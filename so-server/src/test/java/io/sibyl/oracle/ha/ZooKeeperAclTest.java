@@ -15,6 +15,7 @@ import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
+import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -142,6 +143,21 @@ class ZooKeeperAclTest {
                 }
                 assertTrue(second.stderrLines("not authorized").isEmpty(), second.tail());
             }
+        }
+    }
+
+    @Test
+    void aCredentialsFileGivesTheIdZooKeeperPutsInAcls() throws Exception {
+        DigestCredentials c = DigestCredentials.read(DigestFiles.write(dir, "id", "  reader:pa:ss  "), "key");
+        assertEquals("reader", c.user());
+        assertEquals("pa:ss", c.password());
+        assertEquals(DigestAuthenticationProvider.generateDigest("reader:pa:ss"), c.aclId(),
+                "the id to list in journal.zk.acl.readers");
+        assertEquals("digest:reader", c.toString(), "the password is never shown");
+        for (Path bad : List.of(DigestFiles.write(dir, "bad", "no-colon"), dir.resolve("missing"))) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> DigestCredentials.read(bad, "journal.zk.auth.file"));
+            assertTrue(e.getMessage().contains("journal.zk.auth.file"), e.getMessage());
         }
     }
 
