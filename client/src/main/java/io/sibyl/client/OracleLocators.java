@@ -3,9 +3,11 @@ package io.sibyl.client;
 import io.sibyl.client.oracle.FixedOracleAddress;
 import io.sibyl.client.oracle.OracleLocator;
 import io.sibyl.client.oracle.ZooKeeperOracleLocator;
+import io.sibyl.protocol.DigestCredentials;
 import org.apache.hadoop.conf.Configuration;
 
 import java.io.IOException;
+import java.nio.file.Path;
 
 import static io.sibyl.client.TransactionManager.DEFAULT_LEADER_ZNODE;
 import static io.sibyl.client.TransactionManager.DEFAULT_ZK_SESSION_TIMEOUT_MS;
@@ -42,8 +44,11 @@ final class OracleLocators {
                 throw new IllegalArgumentException("invalid value " + session + " for " + ORACLE_ZK_SESSION_TIMEOUT_MS
                         + ": must be >= 1 (see docs/user-guide.md)");
             }
+            String authFile = conf.getTrimmed(TransactionManager.ORACLE_ZK_AUTH_FILE, "");
+            DigestCredentials credentials = authFile.isEmpty() ? null
+                    : DigestCredentials.read(Path.of(authFile), TransactionManager.ORACLE_ZK_AUTH_FILE);
             try {
-                return new ZooKeeperOracleLocator(zk.trim(), znode, (int) session);
+                return new ZooKeeperOracleLocator(zk.trim(), znode, (int) session, credentials);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(ORACLE_ZK_CONNECT + "=" + zk.trim() + ": " + e.getMessage(), e);
             }

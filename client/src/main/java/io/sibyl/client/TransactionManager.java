@@ -53,6 +53,11 @@ public final class TransactionManager implements AutoCloseable {
     /** Default of {@value #ORACLE_ZK_SESSION_TIMEOUT_MS}. */
     static final int DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
     /**
+     * File holding {@code user:password}, the ZooKeeper digest identity of the client's oracle lookup; needed only if
+     * the oracles' {@code journal.zk.acl.readers} does not let anyone read the leader znode (default: none).
+     */
+    public static final String ORACLE_ZK_AUTH_FILE = "sibyl.oracle.zk.auth.file";
+    /**
      * How long the client waits for an oracle to answer after losing the connection (failover, restart) before
      * operations fail (default 30000 ms).
      */

@@ -36,6 +36,7 @@ class DocumentedSettingsTest {
         defaults.put(TransactionManager.ORACLE_ADDRESS, "—");
         defaults.put(TransactionManager.ORACLE_LEADER_ZNODE, TransactionManager.DEFAULT_LEADER_ZNODE);
         defaults.put(TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS, TransactionManager.DEFAULT_ZK_SESSION_TIMEOUT_MS);
+        defaults.put(TransactionManager.ORACLE_ZK_AUTH_FILE, "—");
         defaults.put(TransactionManager.FAILOVER_TIMEOUT_MS, d.failoverTimeoutMillis());
         defaults.put(TransactionManager.READ_VERSIONS, d.readVersions());
         defaults.put(TransactionManager.WRITE_BUFFER_BYTES, d.writeBufferBytes());

@@ -42,7 +42,8 @@ record GcSettings(boolean enabled, String oracleKey, long watermarkTimeoutMillis
     static Configuration oracleLookup(Configuration conf, Map<String, String> tableProperties) {
         Configuration c = new Configuration(false);
         for (String key : new String[] {TransactionManager.ORACLE_ADDRESS, TransactionManager.ORACLE_ZK_CONNECT,
-                TransactionManager.ORACLE_LEADER_ZNODE, TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS}) {
+                TransactionManager.ORACLE_LEADER_ZNODE, TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS,
+                TransactionManager.ORACLE_ZK_AUTH_FILE}) {
             String v = conf.get(key);
             if (v != null) {
                 c.set(key, v);

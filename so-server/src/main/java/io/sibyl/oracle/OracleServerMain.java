@@ -7,6 +7,7 @@ import io.sibyl.oracle.journal.JournalBootstrap;
 import io.sibyl.oracle.journal.JournalClients;
 import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.oracle.journal.RecoveredState;
+import io.sibyl.oracle.journal.ZnodeAcl;
 import io.sibyl.protocol.LeaderRecord;
 import io.sibyl.protocol.SecretProof;
 import org.apache.zookeeper.ZooKeeper;
@@ -191,7 +192,8 @@ public final class OracleServerMain {
         try {
             LeaderRecord record = new LeaderRecord(epoch, config.ha().hostToAdvertise(config.host()),
                     server.port(), owner);
-            closeBeforeServer.add(LeaderAnnouncement.publish(zk, js.leaderZnode(), record, server));
+            closeBeforeServer.add(LeaderAnnouncement.publish(zk, js.leaderZnode(), record, server,
+                    ZnodeAcl.of(js)));
             closeAfterServer.add(zk::close);
         } catch (Exception e) {
             zk.close();

@@ -1,5 +1,6 @@
 package io.sibyl.client.oracle;
 
+import io.sibyl.protocol.DigestCredentials;
 import io.sibyl.protocol.LeaderRecord;
 import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.KeeperException;
@@ -34,6 +35,8 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
     private final String connect;
     private final String path;
     private final int sessionTimeoutMillis;
+    /** The client's ZooKeeper digest identity, added to every session; null: none (or SASL through JAAS). */
+    private final DigestCredentials credentials;
     private final List<Consumer<LeaderRecord>> listeners = new CopyOnWriteArrayList<>();
     /** The znode watcher of each session: registering the same one again on a reconnection adds no second one. */
     private final Map<ZooKeeper, Watcher> watchers = new ConcurrentHashMap<>();
@@ -56,6 +59,16 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
      *                                  absolute path
      */
     public ZooKeeperOracleLocator(String connect, String path, int sessionTimeoutMillis) throws IOException {
+        this(connect, path, sessionTimeoutMillis, null);
+    }
+
+    /**
+     * As {@link #ZooKeeperOracleLocator(String, String, int)}, authenticating every session with {@code credentials}
+     * ({@code sibyl.oracle.zk.auth.file}; null for none): needed only where the oracles' {@code journal.zk.acl.readers}
+     * does not let anyone read the leader znode.
+     */
+    public ZooKeeperOracleLocator(String connect, String path, int sessionTimeoutMillis, DigestCredentials credentials)
+            throws IOException {
         if (!path.startsWith("/") || path.endsWith("/")) {
             throw new IllegalArgumentException("the leader znode '" + path + "' must be an absolute ZooKeeper path"
                     + " such as /sibyl/oracle/leader");
@@ -63,6 +76,7 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
         this.connect = connect;
         this.path = path;
         this.sessionTimeoutMillis = sessionTimeoutMillis;
+        this.credentials = credentials;
         this.problem = "no answer from ZooKeeper yet";
         synchronized (lock) {
             try {
@@ -93,6 +107,10 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
         } catch (IOException | RuntimeException e) {
             self.completeExceptionally(e);
             throw e;
+        }
+        if (credentials != null) {
+            // Sent before the watch and the read that the SyncConnected event starts, so both run as this identity.
+            z.addAuthInfo(DigestCredentials.SCHEME, credentials.authBytes());
         }
         self.complete(z);
         return z;
@@ -158,6 +176,11 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
                             + " ZooKeeper " + connect + ": start so-server with --journal=bookkeeper on this"
                             + " ZooKeeper, and make this znode its journal.leader.znode";
                 }
+            } else if (code == KeeperException.Code.NOAUTH) {
+                noteProblem("ZooKeeper refused to let this client read " + path + " (not authorized, as "
+                        + (credentials == null ? "no digest identity" : credentials) + "): the oracles'"
+                        + " journal.zk.acl.readers does not admit it; set sibyl.oracle.zk.auth.file to a file holding"
+                        + " the user:password of a digest id it lists, or configure SASL for an id it lists");
             } else {
                 noteProblem("reading " + path + " failed: " + code);
             }

@@ -1,6 +1,7 @@
 package io.sibyl.oracle.ha;
 
 import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.journal.ZnodeAcl;
 import io.sibyl.protocol.LeaderRecord;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
@@ -35,16 +36,16 @@ public final class LeaderAnnouncement implements AutoCloseable {
     }
 
     /**
-     * Publishes {@code record} at {@code path} with {@code zk}'s session (replacing the record of an older epoch; see
-     * {@link LeaderZnode}) and watches it on behalf of {@code server}. If a newer leader is already announced, the
+     * Publishes {@code record} at {@code path} with {@code zk}'s session and {@code acl} (replacing the record of an
+     * older epoch; see {@link LeaderZnode}) and watches it on behalf of {@code server}. If a newer leader is already announced, the
      * server is stopped through {@link OracleServer#fatalError} and the exception is thrown.
      */
-    public static LeaderAnnouncement publish(ZooKeeper zk, String path, LeaderRecord record, OracleServer server)
-            throws java.io.IOException, InterruptedException {
+    public static LeaderAnnouncement publish(ZooKeeper zk, String path, LeaderRecord record, OracleServer server,
+                                             ZnodeAcl acl) throws java.io.IOException, InterruptedException {
         LeaderAnnouncement a = new LeaderAnnouncement(zk, path, record, server);
         server.onFatalError((reason, cause) -> a.endSession());
         try {
-            LeaderZnode.publish(zk, path, record);
+            LeaderZnode.publish(zk, path, record, acl);
         } catch (java.io.IOException e) {
             server.fatalError("cannot announce this oracle as leader: " + e.getMessage(), e);
             throw e;

@@ -4,7 +4,7 @@ import io.sibyl.protocol.LeaderRecord;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
-import org.apache.zookeeper.ZooDefs;
+import io.sibyl.oracle.journal.ZnodeAcl;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
@@ -35,16 +35,23 @@ public final class LeaderZnode {
     private LeaderZnode() {
     }
 
+    /** As {@link #publish(ZooKeeper, String, LeaderRecord, ZnodeAcl)}, open to anyone. */
+    public static void publish(ZooKeeper zk, String path, LeaderRecord me) throws IOException, InterruptedException {
+        publish(zk, path, me, ZnodeAcl.OPEN);
+    }
+
     /**
-     * Announces {@code me} at {@code path} with {@code zk}'s session, replacing a record of a lower epoch.
+     * Announces {@code me} at {@code path} with {@code zk}'s session, replacing a record of a lower epoch; the
+     * znode, and the parents this creates, get {@code acl}.
      *
      * @throws DeposedException if a record of an epoch at or above {@code me.epoch()} from another owner is there
      */
-    public static void publish(ZooKeeper zk, String path, LeaderRecord me) throws IOException, InterruptedException {
+    public static void publish(ZooKeeper zk, String path, LeaderRecord me, ZnodeAcl acl)
+            throws IOException, InterruptedException {
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
             try {
-                ZnodePaths.createParents(zk, path);
-                zk.create(path, me.encode(), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+                acl.createParents(zk, path);
+                zk.create(path, me.encode(), acl.list(), CreateMode.EPHEMERAL);
                 return;
             } catch (KeeperException.NodeExistsException e) {
                 Stat stat = new Stat();
@@ -54,7 +61,7 @@ public final class LeaderZnode {
                 } catch (KeeperException.NoNodeException gone) {
                     continue;
                 } catch (KeeperException ke) {
-                    throw new IOException("reading leader znode " + path + ": " + ke.getMessage(), ke);
+                    throw acl.refused("reading the leader znode", path, ke);
                 }
                 LeaderRecord there = decodeOrNull(data);
                 if (there != null && there.owner().equals(me.owner()) && there.epoch() == me.epoch()) {
@@ -68,7 +75,7 @@ public final class LeaderZnode {
                 try {
                     // One transaction: clients never see the znode missing between the two, and it costs one write.
                     zk.multi(List.of(Op.delete(path, stat.getVersion()),
-                            Op.create(path, me.encode(), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL)));
+                            Op.create(path, me.encode(), acl.list(), CreateMode.EPHEMERAL)));
                     return;
                 } catch (KeeperException.NoNodeException | KeeperException.BadVersionException
                          | KeeperException.NodeExistsException changed) {
@@ -76,12 +83,12 @@ public final class LeaderZnode {
                 } catch (KeeperException.ConnectionLossException lost) {
                     Thread.sleep(50); // the next round finds our record if the transaction went through
                 } catch (KeeperException ke) {
-                    throw new IOException("replacing stale leader znode " + path + ": " + ke.getMessage(), ke);
+                    throw acl.refused("replacing the stale leader znode", path, ke);
                 }
             } catch (KeeperException.ConnectionLossException e) {
                 Thread.sleep(50);
             } catch (KeeperException e) {
-                throw new IOException("creating leader znode " + path + ": " + e.getMessage(), e);
+                throw acl.refused("creating the leader znode", path, e);
             }
         }
         throw new IOException("could not announce the leader at " + path + " in " + ATTEMPTS + " attempts");

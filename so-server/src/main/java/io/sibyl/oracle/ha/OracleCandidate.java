@@ -12,13 +12,13 @@ import io.sibyl.oracle.journal.JournalSettings;
 import io.sibyl.oracle.journal.JournalTailer;
 import io.sibyl.oracle.journal.LedgerRegistry;
 import io.sibyl.oracle.journal.RecoveredState;
+import io.sibyl.oracle.journal.ZnodeAcl;
 import io.sibyl.protocol.LeaderRecord;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,8 +47,9 @@ import java.util.concurrent.TimeUnit;
  * name is both first in the election and in the leader znode), opened with a watch handshake so that the leader does
  * not close it at its handshake timeout ({@code LeaderConnectionWatch}; a leader that refuses it with an error is
  * alive and is not deposed for that). A kill -9 closes that connection at once; the standby
- * then deletes the dead leader's candidate znode (any client may delete another session's ephemeral znode) instead
- * of waiting out its ZooKeeper session, and takes over. A leader that is merely frozen keeps its connection; it is
+ * then deletes the dead leader's candidate znode (whoever may DELETE on the election znode may delete another
+ * session's ephemeral znode in it: with {@code journal.zk.acl=secure}, the oracles' identity only) instead of waiting
+ * out its ZooKeeper session, and takes over. A leader that is merely frozen keeps its connection; it is
  * replaced when its session expires ({@code journal.zk.session.timeout.ms}).
  *
  * <p><b>Until it notices.</b> Journal writes of a deposed leader fail, but begins, queries and handshakes need none.
@@ -64,6 +65,7 @@ public final class OracleCandidate implements AutoCloseable {
 
     private final OracleConfig config;
     private final JournalSettings js;
+    private final ZnodeAcl acl;
     private final String owner;
     private final ZooKeeper zk;
     private final BookKeeper bk;
@@ -89,7 +91,8 @@ public final class OracleCandidate implements AutoCloseable {
         this.owner = owner;
         this.zk = zk;
         this.bk = bk;
-        this.registry = new LedgerRegistry(zk, js.ledgersZnode());
+        this.acl = ZnodeAcl.of(js);
+        this.registry = new LedgerRegistry(zk, js.ledgersZnode(), acl);
         this.tailer = new JournalTailer(bk, registry, js);
         this.myPath = myPath;
         this.myName = myPath.substring(myPath.lastIndexOf('/') + 1);
@@ -103,15 +106,15 @@ public final class OracleCandidate implements AutoCloseable {
         try {
             bk = JournalClients.newBookKeeper(js);
             String prefix = js.electionZnode() + "/" + ElectionOrder.PREFIX;
-            ZnodePaths.createParents(zk, prefix);
-            String path = zk.create(prefix, owner.getBytes(StandardCharsets.UTF_8), ZooDefs.Ids.OPEN_ACL_UNSAFE,
+            ZnodeAcl acl = ZnodeAcl.of(js);
+            acl.createParents(zk, prefix);
+            String path = zk.create(prefix, owner.getBytes(StandardCharsets.UTF_8), acl.list(),
                     CreateMode.EPHEMERAL_SEQUENTIAL);
             LOG.info("joined the oracle election as {} ({})", path, owner);
             return new OracleCandidate(config, owner, zk, bk, path);
         } catch (KeeperException e) {
             closeQuietly(bk, zk);
-            throw new IOException("cannot join the oracle election under " + js.electionZnode() + ": "
-                    + e.getMessage(), e);
+            throw ZnodeAcl.of(js).refused("cannot join the oracle election under", js.electionZnode(), e);
         } catch (IOException | InterruptedException | RuntimeException e) {
             closeQuietly(bk, zk);
             throw e;
@@ -157,10 +160,13 @@ public final class OracleCandidate implements AutoCloseable {
                     if (predecessor.equals(lostLeader)) {
                         LOG.warn("standby: deposing {} (its connection dropped) instead of waiting for its session"
                                 + " to expire", predecessor);
-                        deleteQuietly(leaderPath);
-                        continue;
+                        if (deleteQuietly(leaderPath)) {
+                            continue;
+                        }
+                    } else {
+                        watchLeader(predecessor, new String(zk.getData(leaderPath, wakeUp, null),
+                                StandardCharsets.UTF_8));
                     }
-                    watchLeader(predecessor, new String(zk.getData(leaderPath, wakeUp, null), StandardCharsets.UTF_8));
                 } else {
                     stopWatchingLeader();
                 }
@@ -281,7 +287,7 @@ public final class OracleCandidate implements AutoCloseable {
         long t2 = System.nanoTime();
         LeaderRecord record = new LeaderRecord(r.epoch(), config.ha().hostToAdvertise(config.host()), server.port(),
                 owner);
-        announcement = LeaderAnnouncement.publish(zk, js.leaderZnode(), record, server);
+        announcement = LeaderAnnouncement.publish(zk, js.leaderZnode(), record, server, acl);
         watchOwnCandidate(server);
         long t3 = System.nanoTime();
         RecoveredState.Stats s = r.stats();
@@ -380,12 +386,19 @@ public final class OracleCandidate implements AutoCloseable {
         return nanos / 1_000_000;
     }
 
-    private void deleteQuietly(String path) throws InterruptedException {
+    /** Deletes {@code path}; false if ZooKeeper refused it for want of rights (then a retry would spin). */
+    private boolean deleteQuietly(String path) throws InterruptedException {
         try {
             zk.delete(path, -1);
+        } catch (KeeperException.NoAuthException e) {
+            // Without the DELETE right on the election znode this standby cannot depose a dead leader early; it
+            // still takes over when that leader's session expires.
+            LOG.warn("{}", acl.refused("deposing the dead leader's candidate", path, e).getMessage());
+            return false;
         } catch (KeeperException e) {
             LOG.debug("deleting {}: {}", path, e.getMessage());
         }
+        return true;
     }
 
     /**

@@ -42,7 +42,7 @@ public final class JournalBootstrap {
         BookKeeper bk = null;
         try {
             bk = JournalClients.newBookKeeper(settings);
-            LedgerRegistry registry = new LedgerRegistry(zk, settings.ledgersZnode());
+            LedgerRegistry registry = new LedgerRegistry(zk, settings.ledgersZnode(), ZnodeAcl.of(settings));
             RecoveredState recovered = JournalRecovery.recover(bk, registry, settings, owner);
             BookKeeperJournal journal = BookKeeperJournal.open(bk, registry, recovered.registry(), settings,
                     listener, readerGraceMillis, recovered.writerGraceMillis());

@@ -1,5 +1,6 @@
 package io.sibyl.oracle.journal;
 
+import io.sibyl.protocol.DigestCredentials;
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.conf.ClientConfiguration;
@@ -10,6 +11,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -28,8 +30,15 @@ public final class JournalClients {
      */
     static final long FIRST_CONNECT_MIN_MS = 30_000;
 
-    /** Opens a ZooKeeper session and waits (the session timeout, at least 30 s) until it is connected. */
+    /**
+     * Opens a ZooKeeper session as the oracle and waits (the session timeout, at least 30 s) until it is connected:
+     * authenticated with {@code journal.zk.auth.file} if set (SASL comes from the JVM's JAAS configuration), and,
+     * with {@code journal.zk.acl=secure}, with the oracle's existing znodes given that ACL
+     * ({@link ZnodeAcl#secureExisting}).
+     */
     public static ZooKeeper connectZooKeeper(JournalSettings s) throws IOException, InterruptedException {
+        DigestCredentials credentials = s.zkAuthFile().isEmpty() ? null
+                : DigestCredentials.read(Path.of(s.zkAuthFile()), "journal.zk.auth.file");
         CountDownLatch connected = new CountDownLatch(1);
         ZooKeeper zk = new ZooKeeper(s.zkConnect(), s.zkSessionTimeoutMs(), event -> {
             if (event.getType() == Watcher.Event.EventType.None) {
@@ -45,6 +54,16 @@ public final class JournalClients {
             zk.close();
             throw new IOException("could not connect to ZooKeeper at " + s.zkConnect() + " within " + waitMs
                     + " ms: check journal.zk.connect and that ZooKeeper runs");
+        }
+        try {
+            if (credentials != null) {
+                // Before any request: ZooKeeper sends it first, so every znode below is created as this identity.
+                zk.addAuthInfo(DigestCredentials.SCHEME, credentials.authBytes());
+            }
+            ZnodeAcl.of(s).secureExisting(zk, s);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            zk.close();
+            throw e;
         }
         return zk;
     }

@@ -29,6 +29,13 @@ import java.util.Properties;
  * @param electionZnode         parent of the candidates' ephemeral sequential znodes ({@code so-server --ha=true})
  * @param retainLedgersMin      ledgers kept registered at least when older ones could be deleted after a checkpoint
  * @param sweepOrphans          a new leader deletes the unregistered ledgers of earlier epochs of its registry
+ * @param zkAuthFile            file holding the oracle's ZooKeeper digest credentials, {@code user:password}; empty:
+ *                              none (SASL, if the JVM's JAAS configuration has a {@code Client} section, still works)
+ * @param zkAcl                 {@value #ACL_OPEN}: the oracle's znodes are open to anyone (as before ACLs);
+ *                              {@value #ACL_SECURE}: the oracle's authenticated identity may do anything, the
+ *                              {@code zkAclReaders} may read, nobody else anything ({@link ZnodeAcl})
+ * @param zkAclReaders          with {@value #ACL_SECURE}: comma-separated ZooKeeper ids ({@code scheme:id}) given READ
+ *                              on the oracle's znodes; {@code world:anyone} (the default) lets every client read
  */
 public record JournalSettings(
         String zkConnect,
@@ -50,10 +57,17 @@ public record JournalSettings(
         String leaderZnode,
         String electionZnode,
         int retainLedgersMin,
-        boolean sweepOrphans) {
+        boolean sweepOrphans,
+        String zkAuthFile,
+        String zkAcl,
+        String zkAclReaders) {
 
     /** Prefix of every journal key. */
     public static final String PREFIX = "journal.";
+    /** {@code journal.zk.acl} value: the oracle's znodes are open to anyone (the behaviour before ACLs). */
+    public static final String ACL_OPEN = "open";
+    /** {@code journal.zk.acl} value: only the oracle's identity writes its znodes; the readers may read. */
+    public static final String ACL_SECURE = "secure";
 
     public static JournalSettings defaults() {
         // Ensemble 2, not 3: a recovery re-writes the dead writer's unconfirmed entries to their write set and needs a
@@ -61,7 +75,7 @@ public record JournalSettings(
         // could not be recovered (no oracle could take over) while one of them is down.
         return new JournalSettings("127.0.0.1:2181", 10_000, "", "/sibyl/oracle/ledgers", 2, 2, 2,
                 64 * 1024, 1000, true, 32, 64L << 20, 256L << 20, 1_000_000, 10_000, "sibyl", "/sibyl/oracle/leader",
-                "/sibyl/oracle/election", 1, true);
+                "/sibyl/oracle/election", 1, true, "", ACL_OPEN, "world:anyone");
     }
 
     public JournalSettings {
@@ -87,6 +101,11 @@ public record JournalSettings(
                 && !leaderZnode.startsWith(electionZnode + "/"), "journal.election.znode (a path of its own)",
                 electionZnode);
         require(retainLedgersMin >= 1, "journal.retain.ledgers.min", retainLedgersMin);
+        require(zkAuthFile != null, "journal.zk.auth.file", zkAuthFile);
+        require(ACL_OPEN.equals(zkAcl) || ACL_SECURE.equals(zkAcl), "journal.zk.acl (" + ACL_OPEN + " or "
+                + ACL_SECURE + ")", zkAcl);
+        require(ZnodeAcl.validReaders(zkAclReaders), "journal.zk.acl.readers (comma-separated scheme:id, such as"
+                + " world:anyone or sasl:hbase)", zkAclReaders);
     }
 
     private static boolean isZnodePath(String path) {
@@ -111,35 +130,35 @@ public record JournalSettings(
         return new JournalSettings(connect, zkSessionTimeoutMs, metadataUri, ledgersZnode, ensembleSize, writeQuorum,
                 ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
                 ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans);
+                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
     }
 
     public JournalSettings withLedgersZnode(String znode) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, znode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
                 maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode,
-                electionZnode, retainLedgersMin, sweepOrphans);
+                electionZnode, retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
     }
 
     public JournalSettings withQuorums(int ensemble, int write, int ack) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensemble, write,
                 ack, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
                 ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans);
+                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
     }
 
     public JournalSettings withGroupCommit(int maxBytes, long maxDelayMicros, boolean whenIdle, int addsInFlight) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, maxBytes, maxDelayMicros, whenIdle, addsInFlight, maxPendingBytes,
                 ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans);
+                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
     }
 
     public JournalSettings withRollover(long maxBytes, long maxEntries) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
                 maxPendingBytes, maxBytes, maxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans);
+                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
     }
 
     /** Copy with the leader znode and the election parent znode (docs/operations.md, "High availability"). */
@@ -147,14 +166,14 @@ public record JournalSettings(
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
                 maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leader, election,
-                retainLedgersMin, sweepOrphans);
+                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
     }
 
     public JournalSettings withWriteRetryMs(long millis) {
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
                 maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, millis, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans);
+                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
     }
 
     /** Copy with at least {@code min} ledgers kept registered after checkpoints allow deleting older ones. */
@@ -162,7 +181,15 @@ public record JournalSettings(
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
                 maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                min, sweepOrphans);
+                min, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
+    }
+
+    /** Copy with the oracle's ZooKeeper credentials file, ACL mode and readers (docs/operations.md, "Security"). */
+    public JournalSettings withZooKeeperAcl(String authFile, String acl, String readers) {
+        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
+                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
+                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
+                retainLedgersMin, sweepOrphans, authFile, acl, readers);
     }
 
     /** Copy that sweeps (or leaves) orphan ledgers of earlier epochs when it starts as leader. */
@@ -170,7 +197,7 @@ public record JournalSettings(
         return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
                 writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
                 maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweep);
+                retainLedgersMin, sweep, zkAuthFile, zkAcl, zkAclReaders);
     }
 
     /**
@@ -206,7 +233,10 @@ public record JournalSettings(
                 p.getProperty("journal.leader.znode", d.leaderZnode).trim(),
                 p.getProperty("journal.election.znode", d.electionZnode).trim(),
                 intOf(p, "journal.retain.ledgers.min", d.retainLedgersMin),
-                boolOf(p, "journal.sweep.orphans", d.sweepOrphans));
+                boolOf(p, "journal.sweep.orphans", d.sweepOrphans),
+                p.getProperty("journal.zk.auth.file", d.zkAuthFile).trim(),
+                p.getProperty("journal.zk.acl", d.zkAcl).trim(),
+                p.getProperty("journal.zk.acl.readers", d.zkAclReaders).trim());
     }
 
     private static int intOf(Properties p, String key, int dflt) {
@@ -272,6 +302,12 @@ public record JournalSettings(
                 + "  # ledgers kept at least when a checkpoint lets older ones be deleted");
         m.put("journal.sweep.orphans", sweepOrphans
                 + "  # a new leader deletes unregistered ledgers of earlier epochs of its registry");
+        m.put("journal.zk.auth.file", zkAuthFile + "  # file holding user:password, the oracle's ZooKeeper digest"
+                + " identity (empty: none; SASL comes from the JAAS configuration)");
+        m.put("journal.zk.acl", zkAcl + "  # open: anyone may change the oracle's znodes; secure: only the oracle's"
+                + " identity, others read (journal.zk.acl.readers)");
+        m.put("journal.zk.acl.readers", zkAclReaders + "  # with journal.zk.acl=secure: ZooKeeper ids (scheme:id,"
+                + " comma-separated) that may read the oracle's znodes");
         return m;
     }
 }

@@ -2,7 +2,6 @@ package io.sibyl.oracle.journal;
 
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
@@ -74,10 +73,18 @@ public final class LedgerRegistry {
 
     private final ZooKeeper zk;
     private final String path;
+    private final ZnodeAcl acl;
 
+    /** A registry whose znode, if this creates it, is open to anyone ({@code journal.zk.acl=open}). */
     public LedgerRegistry(ZooKeeper zk, String path) {
+        this(zk, path, ZnodeAcl.OPEN);
+    }
+
+    /** A registry whose znode and parents, if this creates them, get {@code acl}. */
+    public LedgerRegistry(ZooKeeper zk, String path, ZnodeAcl acl) {
         this.zk = zk;
         this.path = path;
+        this.acl = acl;
     }
 
     public String path() {
@@ -100,7 +107,7 @@ public final class LedgerRegistry {
             } catch (KeeperException.ConnectionLossException e) {
                 retryOrThrow(attempt, "read", e);
             } catch (KeeperException e) {
-                throw new IOException("reading ledger registry " + path + ": " + e.getMessage(), e);
+                throw acl.refused("reading the ledger registry", path, e);
             }
         }
     }
@@ -116,8 +123,8 @@ public final class LedgerRegistry {
                     current.deleted());
             try {
                 if (current.version() < 0) {
-                    createParents();
-                    zk.create(path, encode(next), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+                    acl.createParents(zk, path);
+                    zk.create(path, encode(next), acl.list(), CreateMode.PERSISTENT);
                     return next.withVersion(0);
                 }
                 Stat stat = zk.setData(path, encode(next), current.version());
@@ -136,7 +143,7 @@ public final class LedgerRegistry {
                 }
                 retryOrThrow(attempt, "fence", e);
             } catch (KeeperException e) {
-                throw new IOException("fencing ledger registry " + path + ": " + e.getMessage(), e);
+                throw acl.refused("fencing the ledger registry", path, e);
             }
         }
     }
@@ -183,18 +190,7 @@ public final class LedgerRegistry {
             } catch (KeeperException.ConnectionLossException e) {
                 retryOrThrow(attempt, what, e);
             } catch (KeeperException e) {
-                throw new IOException(what + " in " + path + ": " + e.getMessage(), e);
-            }
-        }
-    }
-
-    private void createParents() throws KeeperException, InterruptedException {
-        int i = 0;
-        while ((i = path.indexOf('/', i + 1)) > 0) {
-            try {
-                zk.create(path.substring(0, i), new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
-            } catch (KeeperException.NodeExistsException e) {
-                // fine
+                throw acl.refused(what + " in the ledger registry", path, e);
             }
         }
     }

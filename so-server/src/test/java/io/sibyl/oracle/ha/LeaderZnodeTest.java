@@ -3,6 +3,7 @@ package io.sibyl.oracle.ha;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import io.sibyl.oracle.journal.JournalClients;
 import io.sibyl.oracle.journal.JournalSettings;
+import io.sibyl.oracle.journal.ZnodeAcl;
 import io.sibyl.protocol.LeaderRecord;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
@@ -78,7 +79,7 @@ class LeaderZnodeTest {
         JournalSettings s = cluster.settings(name);
         String path = "/sibyl/test/" + name + "/leader";
         ZooKeeper zk = cluster.zooKeeper(s);
-        ZnodePaths.createParents(zk, path);
+        ZnodeAcl.OPEN.createParents(zk, path);
         zk.create(path, data, org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE,
                 org.apache.zookeeper.CreateMode.PERSISTENT);
         assertNull(LeaderZnode.read(zk, path));

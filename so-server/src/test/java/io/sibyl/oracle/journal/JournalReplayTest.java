@@ -229,7 +229,19 @@ class JournalReplayTest {
         assertEquals("zk+null://127.0.0.1:2181/ledgers", s.effectiveMetadataServiceUri());
         assertEquals("zk+null://a:1;b:2/ledgers",
                 s.withZooKeeper("a:1,b:2", "").effectiveMetadataServiceUri());
-        assertEquals(20, s.describe().size());
+        assertEquals(23, s.describe().size());
+        assertEquals(JournalSettings.ACL_OPEN, s.zkAcl(), "znodes stay open unless asked");
+        Properties acl = new Properties();
+        acl.setProperty("journal.zk.acl", "secure");
+        acl.setProperty("journal.zk.acl.readers", "sasl:hbase, digest:reader:abc=");
+        assertEquals(JournalSettings.ACL_SECURE, JournalSettings.fromProperties(acl).zkAcl());
+        acl.setProperty("journal.zk.acl.readers", "hbase");
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> JournalSettings.fromProperties(acl))
+                .getMessage().contains("journal.zk.acl.readers"));
+        acl.setProperty("journal.zk.acl.readers", "");
+        acl.setProperty("journal.zk.acl", "closed");
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> JournalSettings.fromProperties(acl))
+                .getMessage().contains("journal.zk.acl"));
         assertEquals(1, s.retainLedgersMin());
         assertTrue(s.sweepOrphans(), "orphans are swept by default");
         Properties sweep = new Properties();
