@@ -11,7 +11,10 @@ import java.util.List;
 /** Client settings read from the HBase {@link Configuration} (keys in docs/user-guide.md). */
 record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts, long retryBackoffMillis,
                       long retryBackoffMaxMillis, long oracleTimeoutMillis, long failoverTimeoutMillis,
-                      OracleCredentials credentials, IsolationLevel isolation) {
+                      OracleCredentials credentials, IsolationLevel isolation, long readOnlyMaxStalenessMillis) {
+    /** Largest {@link TransactionManager#READ_ONLY_MAX_STALENESS_MS}: an hour. */
+    static final long MAX_STALENESS_MILLIS = 3_600_000L;
+
 
     static ClientSettings from(Configuration conf) {
         ClientSettings s = new ClientSettings(
@@ -23,7 +26,8 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
                 number(conf, TransactionManager.ORACLE_TIMEOUT_MS, 30_000, Long.MAX_VALUE),
                 number(conf, TransactionManager.FAILOVER_TIMEOUT_MS, 30_000, Long.MAX_VALUE),
                 credentials(conf),
-                isolation(conf));
+                isolation(conf),
+                number(conf, TransactionManager.READ_ONLY_MAX_STALENESS_MS, 100, MAX_STALENESS_MILLIS));
         s.check();
         return s;
     }
@@ -99,6 +103,8 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
                 retryBackoffMaxMillis, ">= " + TransactionManager.RETRY_BACKOFF_MS);
         require(oracleTimeoutMillis >= 1, TransactionManager.ORACLE_TIMEOUT_MS, oracleTimeoutMillis, ">= 1");
         require(failoverTimeoutMillis >= 1, TransactionManager.FAILOVER_TIMEOUT_MS, failoverTimeoutMillis, ">= 1");
+        require(readOnlyMaxStalenessMillis >= 1, TransactionManager.READ_ONLY_MAX_STALENESS_MS,
+                readOnlyMaxStalenessMillis, ">= 1");
     }
 
     private static void require(boolean ok, String key, long value, String rule) {

@@ -41,8 +41,8 @@ final class CommitProtocol {
         }
         OracleClient client = tx.begunOn();
         if (tx.isReadOnly()) {
-            tx.endingAtOracle();
-            client.finish(startTs);
+            tx.endingAtOracle(); // reads refused from here: the snapshot is let go
+            tx.snapshot().finish();
             tx.endCommitted(startTs);
             return;
         }

@@ -1,10 +1,12 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.LocalSnapshots;
 import io.sibyl.client.oracle.OracleClient;
 
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
  * The {@link Transaction} a {@link TransactionManager} begins: its {@link TransactionPhase}, which changes in one
@@ -43,6 +45,33 @@ final class HBaseTransaction implements Transaction {
         this.startTs = startTs;
         this.snapshot = new SnapshotView(this, begunOn, manager.connection(), manager.settings().oracleTimeoutMillis(),
                 beginSentNanos);
+        this.writes = new WriteBuffer(this, snapshot, manager.settings().writeBufferBytes());
+    }
+
+    /** A read-only transaction whose snapshot {@code lease} took from the replica of {@code begunOn}. */
+    static HBaseTransaction fromReplica(TransactionManager manager, OracleClient begunOn, LocalSnapshots.Lease lease) {
+        return new HBaseTransaction(manager, TransactionKind.READ_ONLY, lease.snapshotTs(),
+                tx -> SnapshotView.fromReplica(tx, begunOn, manager.connection(),
+                        manager.settings().oracleTimeoutMillis(), lease));
+    }
+
+    /**
+     * A transaction that reads one row's latest committed state ({@link TTable#getLatest}). Its start timestamp is
+     * the largest HBase can read below, so that every version is fetched.
+     */
+    static HBaseTransaction latestRow(TransactionManager manager, OracleClient begunOn) {
+        return new HBaseTransaction(manager, TransactionKind.LATEST_ROW, Long.MAX_VALUE - 1,
+                tx -> SnapshotView.latest(tx, begunOn, manager.connection(),
+                        manager.settings().oracleTimeoutMillis()));
+    }
+
+    private HBaseTransaction(TransactionManager manager, TransactionKind kind, long startTs,
+                             Function<HBaseTransaction, SnapshotView> view) {
+        this.certification = new ReadCertification(IsolationLevel.SNAPSHOT);
+        this.manager = manager;
+        this.kind = kind;
+        this.startTs = startTs;
+        this.snapshot = view.apply(this);
         this.writes = new WriteBuffer(this, snapshot, manager.settings().writeBufferBytes());
     }
 
@@ -330,6 +359,11 @@ final class HBaseTransaction implements Transaction {
             return; // nested in an operation that passed the checks
         }
         try {
+            if (!kind.writes()) {
+                throw new IllegalStateException("transaction " + startTs + " was begun with beginReadOnly(): its"
+                        + " snapshot comes from the local replica and it takes no writes; begin it with begin() to"
+                        + " write");
+            }
             checkRunning();
             TransactionPhase now = phase.get();
             if (now != TransactionPhase.OPEN) {

@@ -27,7 +27,7 @@ final class RollbackProtocol {
         // The claim closed the transaction for writes, so what has been sent now is all there will ever be.
         if (!tx.writes().hasSent()) {
             tx.endingAtOracle();
-            tx.begunOn().finish(tx.getStartTimestamp());
+            tx.snapshot().finish();
             tx.end(outcome);
             return;
         }

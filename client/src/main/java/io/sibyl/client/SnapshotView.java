@@ -1,5 +1,6 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.LocalSnapshots;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleConnection;
 import io.sibyl.client.oracle.OracleException;
@@ -18,9 +19,20 @@ import java.util.concurrent.TimeoutException;
 /**
  * One transaction's snapshot: which versions it sees (the replica of the connection it began on, and the oracle for
  * writers the replica cannot judge), and for how long what HBase returns can still be trusted to hold them (the read
- * window after the oracle was last heard, the oracle's transaction.max.age.ms).
+ * window after the oracle was last heard, the oracle's transaction.max.age.ms). Three kinds of snapshot
+ * ({@link Mode}): at a start timestamp from the oracle, at a timestamp taken from the replica, and "now" for one row.
  */
 final class SnapshotView {
+    /** Which versions a snapshot sees. */
+    enum Mode {
+        /** Committed before the start timestamp the oracle gave, plus the transaction's own (version = start). */
+        AT_START,
+        /** Committed at or below a timestamp taken from the replica ({@link LocalSnapshots}); nothing of its own. */
+        FROM_REPLICA,
+        /** Committed at all, as far as the replica or else the oracle knows when asked: a row's latest state. */
+        LATEST
+    }
+
     /**
      * A batch of writes is sent only with at least this long left in the read window (less if the window is shorter
      * than ten times this): HBase could hardly finish it in less, and would then give up with part of it written.
@@ -33,6 +45,11 @@ final class SnapshotView {
     /** Where the oracle that serves now is found, for questions after {@link #begunOn} was lost. */
     private final OracleConnection oracle;
     private final long startTs;
+    private final Mode mode;
+    /** Versions of writers committed below this are visible ({@link Mode#LATEST}: unused). */
+    private final long readerTs;
+    /** What holds a {@link Mode#FROM_REPLICA} snapshot at the oracle; null for the other modes. */
+    private final LocalSnapshots.Lease lease;
     private final long oracleTimeoutMillis;
     /** When the start timestamp arrived: protection ends for good after a silence of the oracle since then. */
     private final long begunAtNanos;
@@ -45,12 +62,35 @@ final class SnapshotView {
     /** Answers of the oracle for writers the local replica could not judge (they never change for this snapshot). */
     private final Map<Long, Boolean> askedOracle = new ConcurrentHashMap<>();
 
+    /** A snapshot at the start timestamp of {@code tx}, which the oracle gave in reply to a begin sent then. */
     SnapshotView(Transaction tx, OracleClient begunOn, OracleConnection oracle, long oracleTimeoutMillis,
                  long beginSentNanos) {
+        this(tx, begunOn, oracle, oracleTimeoutMillis, beginSentNanos, Mode.AT_START, tx.getStartTimestamp(), null);
+    }
+
+    /** The snapshot {@code lease} took from the replica of {@code begunOn} (the start timestamp of {@code tx}). */
+    static SnapshotView fromReplica(Transaction tx, OracleClient begunOn, OracleConnection oracle,
+                                    long oracleTimeoutMillis, LocalSnapshots.Lease lease) {
+        return new SnapshotView(tx, begunOn, oracle, oracleTimeoutMillis, lease.heldSinceNanos(), Mode.FROM_REPLICA,
+                lease.snapshotTs() + 1, lease);
+    }
+
+    /** The latest committed state, for one row read now. */
+    static SnapshotView latest(Transaction tx, OracleClient begunOn, OracleConnection oracle,
+                               long oracleTimeoutMillis) {
+        return new SnapshotView(tx, begunOn, oracle, oracleTimeoutMillis, System.nanoTime(), Mode.LATEST,
+                Long.MAX_VALUE, null);
+    }
+
+    private SnapshotView(Transaction tx, OracleClient begunOn, OracleConnection oracle, long oracleTimeoutMillis,
+                         long beginSentNanos, Mode mode, long readerTs, LocalSnapshots.Lease lease) {
         this.tx = tx;
         this.begunOn = begunOn;
         this.oracle = oracle;
         this.startTs = tx.getStartTimestamp();
+        this.mode = mode;
+        this.readerTs = readerTs;
+        this.lease = lease;
         this.oracleTimeoutMillis = oracleTimeoutMillis;
         this.begunAtNanos = System.nanoTime();
         long maxAge = begunOn.transactionMaxAgeNanos();
@@ -63,15 +103,40 @@ final class SnapshotView {
         return begunOn;
     }
 
+    /**
+     * The snapshot is no longer read: a transaction begun at the oracle sends a one-way finish, one taken from the
+     * replica lets its anchor go, a latest read has nothing to end.
+     */
+    void finish() {
+        switch (mode) {
+            case AT_START -> begunOn.finish(startTs);
+            case FROM_REPLICA -> lease.release();
+            case LATEST -> {
+            }
+        }
+    }
+
     /** Is the version written by the transaction that started at {@code writerTs} in this snapshot? */
     boolean sees(long writerTs) throws IOException {
-        if (writerTs == startTs) {
-            return true;
+        Visibility v;
+        switch (mode) {
+            case AT_START -> {
+                if (writerTs == startTs) {
+                    return true; // its own
+                }
+                if (writerTs > startTs) {
+                    return false;
+                }
+                v = begunOn.replica().inSnapshot(writerTs, startTs);
+            }
+            case FROM_REPLICA -> {
+                if (writerTs >= readerTs) {
+                    return false; // started after the snapshot, so commits after it
+                }
+                v = begunOn.replica().inSnapshot(writerTs, readerTs);
+            }
+            default -> v = begunOn.replica().latestOutcome(writerTs);
         }
-        if (writerTs > startTs) {
-            return false;
-        }
-        Visibility v = begunOn.replica().inSnapshot(writerTs, startTs);
         if (v != Visibility.ASK_ORACLE) {
             return v == Visibility.VISIBLE;
         }
@@ -108,9 +173,21 @@ final class SnapshotView {
      * began, which the commit timestamp in the answer tells apart.
      */
     private CompletableFuture<Boolean> askOracle(long writerTs) {
+        if (mode == Mode.LATEST) {
+            // Committed by now (perhaps since the read began: then no other writer of the row committed between the
+            // fetch and that commit, since they would conflict, so the row's state just after it is what was read).
+            OracleClient asked = begunOn.isOpen() ? begunOn : oracle.current();
+            return asked.query(writerTs).thenApply(status -> {
+                if (status.isCommitted()) {
+                    asked.replica().rememberCommittedBeforeInit(writerTs);
+                    return true;
+                }
+                return false;
+            });
+        }
         if (begunOn.isOpen()) {
             // Lost while asking: ask the oracle that took over instead.
-            return begunOn.inSnapshot(writerTs, startTs).exceptionallyCompose(e -> begunOn.isOpen()
+            return begunOn.inSnapshot(writerTs, readerTs).exceptionallyCompose(e -> begunOn.isOpen()
                     ? CompletableFuture.failedFuture(e) : askCurrentOracle(writerTs));
         }
         return askCurrentOracle(writerTs);
@@ -118,7 +195,7 @@ final class SnapshotView {
 
     private CompletableFuture<Boolean> askCurrentOracle(long writerTs) {
         return oracle.current().query(writerTs).thenApply(status -> switch (status.state()) {
-            case COMMITTED -> status.commitTimestamp() < startTs;
+            case COMMITTED -> status.commitTimestamp() < readerTs;
             // Committed at or below the current oracle's T_max, which kept rising after this connection was lost:
             // the commit may have come before this snapshot or after it, and nothing left can tell.
             case COMMITTED_LONG_AGO -> throw new CompletionException(new SnapshotExpiredException(tx,

@@ -290,6 +290,29 @@ public class TTable implements Closeable {
         return out;
     }
 
+    /**
+     * Reads one row as it is now, outside any transaction: the result reflects every transaction committed (and
+     * acknowledged, to any client) before this call began, and is the row's state at one moment during the call
+     * (linearizable). No round trip to the oracle when the local replica can tell the outcome of every version
+     * fetched; otherwise one commit query for the versions it cannot (a writer that may have committed since the
+     * replica last heard). Row-level write conflicts make this exact for one row; a consistent view of several rows is
+     * {@link TransactionManager#beginReadOnly()}'s (bounded staleness) or {@link TransactionManager#begin()}'s.
+     *
+     * @throws IOException if HBase fails, or the oracle cannot be asked about a version the replica cannot place
+     */
+    public Result getLatest(TransactionManager tm, Get get) throws IOException {
+        if (tm == null) {
+            throw new NullPointerException("transaction manager is null: pass the TransactionManager whose replica"
+                    + " decides which versions are committed");
+        }
+        HBaseTransaction tx = tm.beginLatestRow();
+        try {
+            return get(tx, get);
+        } finally {
+            tm.rollback(tx); // it wrote nothing: ends without the oracle
+        }
+    }
+
     /** True if the row (or the selected columns) has something visible to the transaction. */
     public boolean exists(Transaction tx, Get get) throws IOException {
         Get g = new Get(get);

@@ -1,13 +1,31 @@
 package io.sibyl.client;
 
 /**
- * What a transaction may do, and so which way it ends. Every transaction is {@link #READ_WRITE} today. The planned
- * fast paths are kinds of their own: a read-only transaction begun from the local replica, which the oracle never
- * hears of and which takes no writes; and a single-row transaction that the region server commits. Each would bring
- * its own path through {@link TransactionPhase} (the first ends without the oracle, the second at the region
- * server), leaving the phases and the transitions of this kind as they are.
+ * What a transaction may do, and so which way it ends. Each kind has its own path through {@link TransactionPhase}
+ * and its own {@link SnapshotView}; a kind that takes no writes refuses them before any phase changes.
  */
 enum TransactionKind {
-    /** Begun at the oracle, reads and writes any rows, commits at the oracle with its write set. */
-    READ_WRITE
+    /** Begun at the oracle ({@link TransactionManager#begin()}), reads and writes any rows, commits at the oracle. */
+    READ_WRITE(true),
+    /**
+     * Begun from the local replica without a round trip ({@link TransactionManager#beginReadOnly()}): a snapshot
+     * within the staleness bound, no writes; it ends without the oracle.
+     */
+    READ_ONLY(false),
+    /**
+     * One row read as of now ({@link TTable#getLatest}): sees every commit acknowledged before the read began, asking
+     * the oracle only about versions whose writers the replica cannot place; no writes, ends without the oracle.
+     */
+    LATEST_ROW(false);
+
+    private final boolean writes;
+
+    TransactionKind(boolean writes) {
+        this.writes = writes;
+    }
+
+    /** True if transactions of this kind may write. */
+    boolean writes() {
+        return writes;
+    }
 }

@@ -1,6 +1,7 @@
 package io.sibyl.client;
 
 import io.sibyl.client.oracle.FixedOracleAddress;
+import io.sibyl.client.oracle.LocalSnapshots;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleConnection;
 import io.sibyl.client.oracle.OracleCredentials;
@@ -101,6 +102,13 @@ public final class TransactionManager implements AutoCloseable {
      * configuration.
      */
     public static final String ISOLATION = "sibyl.client.isolation";
+    /**
+     * How stale the snapshot of {@link #beginReadOnly()} may be (default 100 ms): it sees every transaction committed
+     * anywhere more than this long before it began, and every one this client committed before it began. A client
+     * whose replica is further behind (its oracle silent or unreachable) refreshes it with one begin first, and fails
+     * if the oracle does not answer.
+     */
+    public static final String READ_ONLY_MAX_STALENESS_MS = "sibyl.client.readonly.max.staleness.ms";
 
     private final Connection connection;
     private final boolean ownsConnection;
@@ -223,6 +231,69 @@ public final class TransactionManager implements AutoCloseable {
         return beginReadWrite(isolation);
     }
 
+    /**
+     * Starts a read-only transaction with no round trip to the oracle: its snapshot is taken from this client's
+     * replica of the commit metadata. It is a consistent snapshot (it sees exactly the transactions committed up to
+     * some point, and never a later one); it includes every transaction this client committed before this call, and
+     * every transaction committed anywhere more than {@value #READ_ONLY_MAX_STALENESS_MS} (default 100 ms) before it.
+     * Writes are refused; {@link #commit} and {@link #rollback} end it without the oracle. Serializable writers are
+     * serializable with it too: it reads at a point of their commit order. If the replica is staler than the bound
+     * (an idle client, an oracle that went silent), this waits for one begin to bring it up to date.
+     *
+     * @throws OracleUnavailableException if the replica is staler than the bound and no oracle answered within the
+     *                                    failover timeout: never an older snapshot than the bound allows
+     */
+    public Transaction beginReadOnly() {
+        checkOpen();
+        long stalenessNanos = settings.readOnlyMaxStalenessMillis() * 1_000_000L;
+        long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
+        HBaseTransaction tx;
+        OracleClient client = null;
+        while (true) {
+            try {
+                client = oracle.current();
+                LocalSnapshots.Lease lease = replies.await(client.localSnapshots().take(stalenessNanos), client,
+                        "the begin that refreshes its replica for a read-only transaction");
+                tx = HBaseTransaction.fromReplica(this, client, lease);
+                break;
+            } catch (OracleUnavailableException e) {
+                throw tooStale(client, e); // no oracle answered within the failover timeout
+            } catch (CompletionException e) {
+                boolean lost = e.getCause() instanceof OracleUnavailableException && !client.isOpen();
+                if (!lost || System.nanoTime() > deadline) {
+                    if (e.getCause() instanceof OracleUnavailableException oue) {
+                        throw tooStale(client, oue);
+                    }
+                    throw e.getCause() instanceof RuntimeException re ? re : e;
+                }
+            }
+        }
+        return track(tx);
+    }
+
+    private OracleUnavailableException tooStale(OracleClient last, OracleUnavailableException cause) {
+        String age = last == null ? "" : " was last brought up to date "
+                + (System.nanoTime() - last.freshAsOfNanos()) / 1_000_000L + " ms ago,";
+        return new OracleUnavailableException("cannot begin a read-only transaction: the local replica" + age
+                + " staler than " + READ_ONLY_MAX_STALENESS_MS + " (" + settings.readOnlyMaxStalenessMillis()
+                + " ms) allows, and refreshing it failed: " + cause.getMessage());
+    }
+
+    /** A transaction that reads one row's latest committed state, with no round trip in the common case. */
+    HBaseTransaction beginLatestRow() {
+        checkOpen();
+        return track(HBaseTransaction.latestRow(this, oracle.current()));
+    }
+
+    private HBaseTransaction track(HBaseTransaction tx) {
+        running.add(tx);
+        if (closed) { // closed concurrently: do not leave it running
+            rollback(tx);
+            checkOpen();
+        }
+        return tx;
+    }
+
     private HBaseTransaction beginReadWrite(IsolationLevel isolation) {
         checkOpen();
         long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
@@ -242,12 +313,7 @@ public final class TransactionManager implements AutoCloseable {
                 }
             }
         }
-        running.add(tx);
-        if (closed) { // closed concurrently: do not leave it running at the oracle
-            rollback(tx);
-            checkOpen();
-        }
-        return tx;
+        return track(tx);
     }
 
     /**

@@ -44,6 +44,7 @@ class DocumentedSettingsTest {
         defaults.put(TransactionManager.RETRY_BACKOFF_MS, d.retryBackoffMillis());
         defaults.put(TransactionManager.RETRY_BACKOFF_MAX_MS, d.retryBackoffMaxMillis());
         defaults.put(TransactionManager.ORACLE_TIMEOUT_MS, d.oracleTimeoutMillis());
+        defaults.put(TransactionManager.READ_ONLY_MAX_STALENESS_MS, d.readOnlyMaxStalenessMillis());
         for (Map.Entry<String, Object> e : defaults.entrySet()) {
             assertEquals(String.valueOf(e.getValue()), documented.get(e.getKey()), "default of " + e.getKey());
         }

@@ -230,6 +230,45 @@ public final class CommitReplica implements DecisionVisitor {
         }
     }
 
+    /**
+     * Has {@code writerTs} committed, as far as this replica knows? {@link Visibility#VISIBLE}: committed;
+     * {@link Visibility#INVISIBLE}: aborted; {@link Visibility#ASK_ORACLE}: not known to have committed, which may
+     * have changed since the replica last heard (running then, or older than this connection).
+     */
+    public Visibility latestOutcome(long writerTs) {
+        for (int spins = 0; ; spins++) {
+            int before = version;
+            if ((before & 1) == 0) {
+                Visibility v = decideLatest(writerTs);
+                VarHandle.loadLoadFence();
+                if (version == before) {
+                    return v;
+                }
+            }
+            backOff(spins);
+        }
+    }
+
+    private Visibility decideLatest(long writerTs) {
+        if (commits.get(writerTs, 0) != 0) {
+            return Visibility.VISIBLE;
+        }
+        if (aborted.contains(writerTs)) {
+            return Visibility.INVISIBLE;
+        }
+        AbortedRange range = ranges.find(writerTs);
+        if (range != null) {
+            if (range.isCommitted(writerTs) || committedBeforeInit.contains(writerTs)) {
+                return Visibility.VISIBLE;
+            }
+            return range.committedKnown() ? Visibility.INVISIBLE : Visibility.ASK_ORACLE;
+        }
+        if (writerTs < tMax || committedBeforeInit.contains(writerTs)) {
+            return Visibility.VISIBLE; // below T_max and not aborted: committed
+        }
+        return Visibility.ASK_ORACLE;
+    }
+
     private static void backOff(int spins) {
         if (spins < SPINS_BEFORE_YIELD) {
             Thread.onSpinWait();

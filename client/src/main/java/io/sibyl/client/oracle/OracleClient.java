@@ -84,6 +84,13 @@ public final class OracleClient implements AutoCloseable {
     private volatile long readWindowNanos = Long.MAX_VALUE;
     /** The oracle's transaction.max.age.ms in nanoseconds (from HELLO); 0: no limit. */
     private volatile long transactionMaxAgeNanos;
+    /**
+     * When the newest request whose decision reply (started, committed, aborted) was applied left this client: the
+     * replica holds every commit acknowledged anywhere before then. Written by the I/O thread; a day back until then.
+     */
+    private volatile long freshAsOfNanos = System.nanoTime() - 86_400_000_000_000L;
+    /** Snapshots of read-only transactions begun without a round trip, held at the oracle by anchors on this connection. */
+    private final LocalSnapshots localSnapshots = new LocalSnapshots(this);
 
     /** Random bytes of the oracle's HELLO, which an admin proof is computed over. */
     private volatile byte[] helloNonce;
@@ -337,6 +344,33 @@ public final class OracleClient implements AutoCloseable {
         };
     }
 
+    /**
+     * When ({@link System#nanoTime}) the newest request whose started, committed or aborted reply has been applied left
+     * this client: the replica holds every commit acknowledged anywhere (to any client) before that moment, since the
+     * reply's metadata reaches at least to the block its request was decided in.
+     */
+    public long freshAsOfNanos() {
+        return freshAsOfNanos;
+    }
+
+    /** Snapshots for read-only transactions begun from this connection's replica, without a begin round trip. */
+    public LocalSnapshots localSnapshots() {
+        return localSnapshots;
+    }
+
+    /** Runs {@code task} on this connection's I/O thread after {@code delayNanos}; false once the connection closed. */
+    boolean schedule(Runnable task, long delayNanos) {
+        if (closedReason != null) {
+            return false;
+        }
+        try {
+            loop.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
     /** Bytes of replicated metadata received so far. */
     public long deltaBytesReceived() {
         return deltaBytes;
@@ -442,7 +476,9 @@ public final class OracleClient implements AutoCloseable {
         }
         ByteBuf frame = null;
         Request r;
+        long now = System.nanoTime(); // before the frame leaves, so no later than the oracle reading the requests
         while ((r = outgoing.poll()) != null) {
+            r.sentNanos = now;
             int size = 24 + (r.rows == null ? 0 : r.rows.length * 8) + (r.reads == null ? 0 : r.reads.length * 8)
                     + (r.granules == null ? 0 : r.granules.length * 8);
             if (frame != null && frame.readableBytes() + size > maxOutboundFrame) {
@@ -554,6 +590,8 @@ public final class OracleClient implements AutoCloseable {
         /** COMMIT_CERTIFIED: rows and granules read, and granules written. */
         long[] reads;
         long[] granules;
+        /** When the frame holding it was written ({@link System#nanoTime}); set by the I/O thread. */
+        long sentNanos;
         final CompletableFuture<Object> future = new CompletableFuture<>();
 
         Request(byte type, long ts, long[] rows) {
@@ -685,6 +723,11 @@ public final class OracleClient implements AutoCloseable {
                 return;
             }
             CommitReplica r = replica;
+            if ((type == Wire.STARTED || type == Wire.COMMITTED || type == Wire.ABORTED)
+                    && req.sentNanos - freshAsOfNanos > 0) {
+                // A decision's reply carries the metadata up to its own block, sealed after the request arrived.
+                freshAsOfNanos = req.sentNanos;
+            }
             switch (type) {
                 case Wire.STARTED -> {
                     startReplies++;
