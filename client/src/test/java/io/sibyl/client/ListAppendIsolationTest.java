@@ -395,12 +395,20 @@ class ListAppendIsolationTest {
          */
         void attempt(TransactionManager tm, Random rnd) {
             TTable table = tables.get(tm);
+            int kind = rnd.nextInt(100);
+            if (kind < 8) {
+                readLatest(tm, table, rnd);
+                return;
+            }
+            // Read-only transactions from the replica, held to their staleness bound (except for their own client).
+            boolean readOnly = kind < 23;
+            long staleNanos = readOnly ? tm.settings().readOnlyMaxStalenessMillis() * 1_000_000L : 0;
             Recorder rec = new Recorder(); // notes the time before begin(), for the real-time check
             Transaction tx;
             try {
-                tx = tm.begin();
+                tx = readOnly ? tm.beginReadOnly() : tm.begin();
             } catch (RuntimeException e) {
-                error("begin", e);
+                error(readOnly ? "beginReadOnly" : "begin", e);
                 pause();
                 return;
             }
@@ -417,7 +425,10 @@ class ListAppendIsolationTest {
                     if (slow) {
                         Thread.sleep(20 + rnd.nextInt(150));
                     }
-                    int p = rnd.nextInt(100);
+                    int p = rnd.nextInt(readOnly ? 45 : 100);
+                    if (readOnly && p >= 30) {
+                        p += 55; // a scan instead of an append
+                    }
                     if (p < 22) {
                         int k = base + rnd.nextInt(ROWS);
                         rec.read(k, read(table, tx, k));
@@ -489,7 +500,24 @@ class ListAppendIsolationTest {
                 }
                 pause();
             }
-            history.add(rec.finish(outcome, tx.getStartTimestamp(), tx.getCommitTimestamp()));
+            history.add(rec.finish(outcome, tx.getStartTimestamp(), tx.getCommitTimestamp(), staleNanos));
+        }
+
+        /**
+         * One key read with {@link TTable#getLatest}, recorded as a transaction of one read that must see every
+         * append acknowledged before it began (linearizable). One that fails read nothing and is left out.
+         */
+        private void readLatest(TransactionManager tm, TTable table, Random rnd) {
+            Recorder rec = new Recorder();
+            int k = (int) (elements.get() / APPENDS_PER_SHIFT) + rnd.nextInt(ROWS);
+            try {
+                rec.read(k, list(table.getLatest(tm, new Get(row(k)).addColumn(CF, column(k))), k));
+            } catch (IOException | RuntimeException e) {
+                error("getLatest: " + e.getClass().getSimpleName(), e);
+                pause();
+                return;
+            }
+            history.add(rec.finish(Outcome.COMMITTED, 0, 0));
         }
 
         private void error(String what, Throwable e) {

@@ -41,7 +41,22 @@ final class SiHistory {
      * for the report only.
      */
     record Tx(int id, String thread, List<Op> ops, Outcome outcome, long invokeNanos, long ackNanos, long startTs,
-              long commitTs) {
+              long commitTs, long staleNanos) {
+        /** A transaction that must see every commit acknowledged before it began (staleness 0). */
+        Tx(int id, String thread, List<Op> ops, Outcome outcome, long invokeNanos, long ackNanos, long startTs,
+           long commitTs) {
+            this(id, thread, ops, outcome, invokeNanos, ackNanos, startTs, commitTs, 0);
+        }
+
+        /**
+         * The client a thread works for ("-clientN" in its name), whose own commits a read-only transaction sees
+         * however stale it may be otherwise.
+         */
+        String client() {
+            int at = thread.indexOf("-client");
+            return at < 0 ? thread : thread.substring(at);
+        }
+
         // Identity by id: the checker keys maps by transaction, and hashing every op list would cost seconds.
         @Override
         public boolean equals(Object o) {
@@ -76,9 +91,17 @@ final class SiHistory {
         }
 
         Tx finish(Outcome outcome, long startTs, long commitTs) {
+            return finish(outcome, startTs, commitTs, 0);
+        }
+
+        /**
+         * As {@link #finish(Outcome, long, long)} for a transaction allowed to miss other clients' commits acknowledged
+         * less than {@code staleNanos} before it began (a read-only transaction begun from the replica).
+         */
+        Tx finish(Outcome outcome, long startTs, long commitTs, long staleNanos) {
             long ack = outcome == Outcome.COMMITTED ? System.nanoTime() : Long.MAX_VALUE;
             return new Tx(id, Thread.currentThread().getName(), List.copyOf(ops), outcome, invokeNanos, ack, startTs,
-                    commitTs);
+                    commitTs, staleNanos);
         }
     }
 

@@ -429,9 +429,14 @@ final class SiHistoryChecker {
                     continue;
                 }
                 for (int i = r.list().size(); i < w.length; i++) {
-                    if (w[i] != null && w[i] != r.tx() && w[i].ackNanos() < r.tx().invokeNanos()) {
+                    // A read-only transaction from the replica may miss another client's commits for its staleness.
+                    long mustSeeBefore = w[i] == null || w[i].client().equals(r.tx().client()) ? r.tx().invokeNanos()
+                            : r.tx().invokeNanos() - r.tx().staleNanos();
+                    if (w[i] != null && w[i] != r.tx() && w[i].ackNanos() < mustSeeBefore) {
                         fail(Anomaly.REAL_TIME, "T" + r.tx().id() + " began " + (r.tx().invokeNanos()
-                                - w[i].ackNanos()) / 1000 + " us after T" + w[i].id() + " committed, yet read k"
+                                - w[i].ackNanos()) / 1000 + " us after T" + w[i].id() + " committed"
+                                + (r.tx().staleNanos() == 0 ? "" : " (its staleness bound: "
+                                + r.tx().staleNanos() / 1000 + " us)") + ", yet read k"
                                 + r.key() + "=" + r.list() + " without its " + order.get(r.key()).get(i) + ": "
                                 + r.tx() + " / " + w[i]);
                         break;

@@ -177,6 +177,20 @@ class SiHistoryCheckerTest {
     }
 
     @Test
+    void aReadOnlyTransactionMayMissOtherClientsCommitsWithinItsStalenessOnly() {
+        Tx writer = new Tx(1, "w-client0", List.of(r(X), a(X, 1)), COMMITTED, 0, 100, 1, 1);
+        Tx last = new Tx(3, "w-client0", List.of(r(X, 1L)), COMMITTED, 10_000, 10_100, 3, 3);
+        // Another client's read-only transaction, begun 400 ns after the commit with a staleness bound of 1000 ns.
+        assertTrue(check(writer, new Tx(2, "r-client1", List.of(r(X)), COMMITTED, 500, 600, 2, 2, 1_000), last).ok());
+        // Begun 1400 ns after: beyond its bound.
+        assertFound(Anomaly.REAL_TIME, check(writer,
+                new Tx(2, "r-client1", List.of(r(X)), COMMITTED, 1_500, 1_600, 2, 2, 1_000), last));
+        // Its own client's commit it must see at once, whatever its bound.
+        assertFound(Anomaly.REAL_TIME, check(writer,
+                new Tx(2, "r-client0", List.of(r(X)), COMMITTED, 500, 600, 2, 2, 1_000), last));
+    }
+
+    @Test
     void staleReadAfterACommitReturnedIsFound() {
         // T2 began after T1's commit returned (500 > 100), yet does not see it.
         Report r = check(
