@@ -52,6 +52,9 @@ final class Report {
         Variant rawBatch = find(BenchFlags.Group.PUT, "raw Table.put, batch of " + k + " rows");
         Variant txPut1 = find(BenchFlags.Group.PUT, "TTable, 1 put per tx");
         Variant txPutK = find(BenchFlags.Group.PUT, "TTable, " + k + " puts per tx");
+        Variant roGet = find(BenchFlags.Group.GET, "TTable.get, 1 per read-only tx");
+        Variant latestGet = find(BenchFlags.Group.GET, "TTable.getLatest");
+        Variant roScan = find(BenchFlags.Group.SCAN, "TTable scan, 1 per read-only tx");
         // Issue 4's targets: reads 10% (held both with a begin per read and with the begin amortized over R reads),
         // writes 15% with the commit amortized: K rows per transaction against the same K rows in one raw batch
         // (the same HBase work: one Multi), per row. One put per transaction is reported without a target.
@@ -61,6 +64,11 @@ final class Report {
         add("scan", r + " " + f.scanRows + "-row scans per tx vs raw scan", rawScan, txScanR, 10);
         add("put", k + " puts per tx vs raw " + k + "-row batch put, per row", rawBatch, txPutK, 15);
         add("put-1-per-tx", "1 put per tx (begin and commit each) vs raw 1-row put", rawPut, txPut1, Double.NaN);
+        // Issue 16's targets for the fast paths: a read-only transaction from the replica (no begin round trip)
+        // within 10% of raw HBase, for one get and for one scan; the latest read of a row, reported.
+        add("get-ro", "1 get per read-only tx from the replica vs raw get", rawGet, roGet, 10);
+        add("scan-ro", "1 scan per read-only tx from the replica vs raw scan", rawScan, roScan, 10);
+        add("get-latest", "getLatest (linearizable, no transaction) vs raw get", rawGet, latestGet, Double.NaN);
         Variant shapedGet = find(BenchFlags.Group.GET, "raw Table.get shaped like TTable's");
         Variant shapedScan = find(BenchFlags.Group.SCAN, "raw scan shaped like TTable's");
         add("get-shape", "raw get with TTable's time range and versions vs raw get", rawGet, shapedGet,

@@ -307,6 +307,16 @@ public final class TTableBench {
         return n;
     }
 
+    /** One read in a read-only transaction begun from the replica (no begin round trip). */
+    private int readInReadOnlyTx(Read read) throws Exception {
+        Transaction tx = tm.beginReadOnly();
+        try {
+            return read.run(tx);
+        } finally {
+            tm.commit(tx); // ends without the oracle
+        }
+    }
+
     /** One read of an amortized-read variant, inside the worker's open transaction. */
     private interface Read {
         int run(Transaction tx) throws Exception;
@@ -340,6 +350,12 @@ public final class TTableBench {
                 v.add(new Variant(BenchFlags.Group.GET, "TTable.get, " + r + " gets per tx", "get",
                         w -> readInTx(w, r, tx -> get(tx, w))));
             }
+            v.add(new Variant(BenchFlags.Group.GET, "TTable.get, 1 per read-only tx", "beginReadOnly+get+commit",
+                    w -> readInReadOnlyTx(tx -> get(tx, w))));
+            v.add(new Variant(BenchFlags.Group.GET, "TTable.getLatest", "getLatest (linearizable)", w -> {
+                checkRow(readT.getLatest(tm, new Get(randomKey(w))));
+                return 1;
+            }));
         }
         if (f.ops.contains(BenchFlags.Group.SCAN)) {
             v.add(new Variant(BenchFlags.Group.SCAN, "raw Table scan", f.scanRows + "-row scan", w -> {
@@ -362,6 +378,8 @@ public final class TTableBench {
                 v.add(new Variant(BenchFlags.Group.SCAN, "TTable scan, " + r + " scans per tx",
                         f.scanRows + "-row scan", w -> readInTx(w, r, tx -> scan(tx, w))));
             }
+            v.add(new Variant(BenchFlags.Group.SCAN, "TTable scan, 1 per read-only tx",
+                    "beginReadOnly+" + f.scanRows + "-row scan+commit", w -> readInReadOnlyTx(tx -> scan(tx, w))));
         }
         if (f.ops.contains(BenchFlags.Group.PUT)) {
             v.add(new Variant(BenchFlags.Group.PUT, "raw Table.put, 1 row", "put", w -> {
