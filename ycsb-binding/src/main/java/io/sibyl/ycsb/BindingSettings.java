@@ -13,7 +13,8 @@ import java.util.TreeMap;
  * {@code TransactionManager} is built from (where it finds HBase and the oracle). {@code connectionKey} names those
  * passed-through properties, so that clients with the same ones can tell they would connect the same way.
  */
-public record BindingSettings(String table, String family, Configuration hbase, String connectionKey) {
+public record BindingSettings(String table, String family, Configuration hbase, String connectionKey,
+                              boolean latestReads, boolean readOnlyScans) {
     /** YCSB's own property for the table (CoreWorkload reads it too). */
     public static final String TABLE = "table";
     /** Default of {@value #TABLE}, as in YCSB's CoreWorkload. */
@@ -22,6 +23,18 @@ public record BindingSettings(String table, String family, Configuration hbase, 
     public static final String COLUMN_FAMILY = "columnfamily";
     /** Default of {@value #COLUMN_FAMILY}. */
     public static final String DEFAULT_COLUMN_FAMILY = "family";
+    /**
+     * How a read outside a transaction scope runs: {@code latest} (default) with {@code TTable.getLatest}, the
+     * fast path (linearizable, no round trip to the oracle in the common case), or {@code transaction}: a transaction
+     * of its own (a begin round trip).
+     */
+    public static final String READS = "sibyl.ycsb.reads";
+    /**
+     * How a scan outside a transaction scope runs: {@code transaction} (default), a transaction of its own, or
+     * {@code readonly}: a read-only transaction from the client's replica (no begin round trip, staleness bounded by
+     * sibyl.client.readonly.max.staleness.ms).
+     */
+    public static final String SCANS = "sibyl.ycsb.scans";
 
     private static final String[] PASSED_THROUGH = {"hbase.", "zookeeper.", "sibyl."};
 
@@ -41,7 +54,20 @@ public record BindingSettings(String table, String family, Configuration hbase, 
         if (family.isEmpty()) {
             throw new IllegalArgumentException(COLUMN_FAMILY + " is empty: name the column family of the YCSB fields");
         }
-        return new BindingSettings(p.getProperty(TABLE, DEFAULT_TABLE).trim(), family, conf, passed.toString());
+        boolean latestReads = choice(p, READS, "latest", "transaction").equals("latest");
+        boolean readOnlyScans = choice(p, SCANS, "transaction", "readonly").equals("readonly");
+        return new BindingSettings(p.getProperty(TABLE, DEFAULT_TABLE).trim(), family, conf, passed.toString(),
+                latestReads, readOnlyScans);
+    }
+
+    /** The value of {@code key}: {@code dflt} when unset, else one of {@code dflt} and {@code other}. */
+    private static String choice(Properties p, String key, String dflt, String other) {
+        String v = p.getProperty(key, dflt).trim().toLowerCase(java.util.Locale.ROOT);
+        if (!v.equals(dflt) && !v.equals(other)) {
+            throw new IllegalArgumentException("invalid value '" + v + "' for " + key + ": must be " + dflt + " or "
+                    + other + " (docs/ycsb.md)");
+        }
+        return v;
     }
 
     /** Where HBase is, for messages: the ZooKeeper quorum and client port. */

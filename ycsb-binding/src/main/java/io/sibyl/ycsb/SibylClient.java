@@ -49,6 +49,10 @@ public class SibylClient extends DB {
     private final Map<String, TTable> tables = new HashMap<>();
     private TransactionManager manager;
     private byte[] family;
+    /** Reads outside a transaction scope use TTable.getLatest ({@value BindingSettings#READS}). */
+    private boolean latestReads;
+    /** Scans outside a scope run in read-only transactions from the replica ({@value BindingSettings#SCANS}). */
+    private boolean readOnlyScans;
 
     /** One YCSB operation on one table within a transaction. */
     @FunctionalInterface
@@ -65,6 +69,8 @@ public class SibylClient extends DB {
             throw failedInit(e.getMessage(), e);
         }
         family = Bytes.toBytes(settings.family());
+        latestReads = settings.latestReads();
+        readOnlyScans = settings.readOnlyScans();
         try {
             manager = SharedManager.acquire(settings.connectionKey(), settings.hbase());
         } catch (IOException | RuntimeException e) {
@@ -139,26 +145,35 @@ public class SibylClient extends DB {
 
     @Override
     public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
-        return run(table, (t, tx) -> {
-            Get get = new Get(Bytes.toBytes(key));
-            if (fields == null) {
-                get.addFamily(family);
-            } else {
-                fields.forEach(f -> get.addColumn(family, Bytes.toBytes(f)));
+        Get get = new Get(Bytes.toBytes(key));
+        if (fields == null) {
+            get.addFamily(family);
+        } else {
+            fields.forEach(f -> get.addColumn(family, Bytes.toBytes(f)));
+        }
+        if (latestReads && manager != null && TransactionScope.current() == null) {
+            // The fast path: one row as of now, linearizable, no begin round trip.
+            try {
+                return found(table(table).getLatest(manager, get), result);
+            } catch (IOException | RuntimeException e) {
+                return error("read of table " + table + " failed", e);
             }
-            Result r = t.get(tx, get);
-            if (r.isEmpty()) {
-                return Status.NOT_FOUND;
-            }
-            copyFields(r, result);
-            return Status.OK;
-        });
+        }
+        return run(table, false, (t, tx) -> found(t.get(tx, get), result));
+    }
+
+    private Status found(Result r, Map<String, ByteIterator> result) {
+        if (r.isEmpty()) {
+            return Status.NOT_FOUND;
+        }
+        copyFields(r, result);
+        return Status.OK;
     }
 
     @Override
     public Status scan(String table, String startkey, int recordcount, Set<String> fields,
                        Vector<HashMap<String, ByteIterator>> result) {
-        return run(table, (t, tx) -> {
+        return run(table, readOnlyScans, (t, tx) -> {
             Scan scan = new Scan().withStartRow(Bytes.toBytes(startkey)).setLimit(recordcount)
                     .setCaching(Math.max(1, Math.min(recordcount, 1000)));
             if (fields == null) {
@@ -215,8 +230,15 @@ public class SibylClient extends DB {
         }
     }
 
-    /** Runs {@code op} in the thread's open scope, or else as a transaction of its own. */
     private Status run(String table, Operation op) {
+        return run(table, false, op);
+    }
+
+    /**
+     * Runs {@code op} in the thread's open scope, or else as a transaction of its own: read-only from the replica if
+     * {@code readOnly}.
+     */
+    private Status run(String table, boolean readOnly, Operation op) {
         if (manager == null) {
             return error("operation on table " + table + " after cleanup or a failed init", null);
         }
@@ -234,7 +256,7 @@ public class SibylClient extends DB {
         }
         Transaction tx;
         try {
-            tx = manager.begin();
+            tx = readOnly ? manager.beginReadOnly() : manager.begin();
         } catch (RuntimeException e) {
             return error("begin failed", e);
         }

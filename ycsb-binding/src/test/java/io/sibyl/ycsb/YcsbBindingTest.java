@@ -28,7 +28,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class YcsbBindingTest {
 
     private static SibylClient client(String table) throws DBException {
+        return client(table, Map.of());
+    }
+
+    private static SibylClient client(String table, Map<String, String> extra) throws DBException {
         Properties p = new Properties();
+        extra.forEach(p::setProperty);
         for (String kv : StackExtension.stack().ycsbProperties()) {
             p.setProperty(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
         }
@@ -77,6 +82,33 @@ class YcsbBindingTest {
         } finally {
             db.cleanup();
         }
+    }
+
+    @Test
+    void readsAndScansTakeEitherPathAndSeeThisClientsWrites() throws Exception {
+        String table = StackExtension.table("paths");
+        DB fast = client(table, Map.of(BindingSettings.READS, "latest", BindingSettings.SCANS, "readonly"));
+        DB ordinary = client(table, Map.of(BindingSettings.READS, "transaction", BindingSettings.SCANS,
+                "transaction"));
+        try {
+            for (int i = 0; i < 5; i++) {
+                assertEquals(Status.OK, fast.insert(table, "user" + i, fields("n", Integer.toString(i))));
+                for (DB db : List.of(fast, ordinary)) {
+                    Map<String, ByteIterator> got = new HashMap<>();
+                    assertEquals(Status.OK, db.read(table, "user" + i, null, got));
+                    assertEquals(Map.of("n", Integer.toString(i)), strings(got));
+                    Vector<HashMap<String, ByteIterator>> rows = new Vector<>();
+                    assertEquals(Status.OK, db.scan(table, "user0", 10, null, rows));
+                    assertEquals(i + 1, rows.size(), "a scan after insert " + i);
+                }
+            }
+        } finally {
+            fast.cleanup();
+            ordinary.cleanup();
+        }
+        DBException bad = assertThrows(DBException.class,
+                () -> client(table, Map.of(BindingSettings.SCANS, "stale")));
+        assertTrue(bad.getMessage().contains(BindingSettings.SCANS), bad.getMessage());
     }
 
     @Test
