@@ -21,7 +21,7 @@ final class BenchFlags {
 
     private static final Set<String> VALUED = Set.of("rows", "write-rows", "threads", "rounds", "round-seconds",
             "warmup-seconds", "puts-per-tx", "reads-per-tx", "versions", "load-versions", "value-size", "columns",
-            "scan-rows", "ops", "seed", "only");
+            "scan-rows", "ops", "seed", "only", "staleness-seconds");
 
     int rows = 10_000;
     /** Key space of the writes (random rows of the two write tables). */
@@ -39,6 +39,8 @@ final class BenchFlags {
     int valueSize = 100;
     int columns = 1;
     int scanRows = 100;
+    /** Seconds of the staleness probe after the variants (0: none). */
+    double stalenessSeconds = 0;
     Set<Group> ops = EnumSet.allOf(Group.class);
     long seed = 42;
     /** Extra variants that split the gap: raw requests shaped like TTable's, and the oracle's begin alone. */
@@ -71,6 +73,9 @@ final class BenchFlags {
                 "  --ops LIST          comma list of get,scan,put                                 [get,scan,put]",
                 "  --seed S            random seed                                                [42]",
                 "  --only 'TEXT|TEXT'  run only the variants whose name contains a TEXT (to profile one)",
+                "  --staleness-seconds S  then measure for S s how long after its acknowledgement a commit of",
+                "                      one client is in read-only snapshots another client begins; with --only none,",
+                "                      the probe alone                                            [0: not run]",
                 "  --explain           add variants that split the gap: raw get and scan with TTable's request",
                 "                      shape (time range, V versions), and the oracle's begin+commit alone",
                 "                      (read-only, and with K row ids on a second oracle connection)",
@@ -132,6 +137,7 @@ final class BenchFlags {
             case "value-size" -> valueSize = intValue(name, value);
             case "columns" -> columns = intValue(name, value);
             case "scan-rows" -> scanRows = intValue(name, value);
+            case "staleness-seconds" -> stalenessSeconds = doubleValue(name, value);
             case "seed" -> seed = longValue(name, value);
             case "only" -> only = List.of(value.split("\\|"));
             case "ops" -> {
@@ -164,6 +170,7 @@ final class BenchFlags {
         require(valueSize >= 1, "--value-size must be >= 1");
         require(columns >= 1, "--columns must be >= 1");
         require(scanRows >= 1, "--scan-rows must be >= 1");
+        require(stalenessSeconds >= 0, "--staleness-seconds must be >= 0");
         require(!ops.contains(Group.SCAN) || scanRows <= rows, "--scan-rows must not exceed --rows");
         require(!ops.isEmpty(), "--ops is empty");
     }

@@ -179,6 +179,10 @@ public final class TTableBench {
         });
         List<Variant> variants = variants();
         if (variants.isEmpty()) {
+            if (f.stalenessSeconds > 0) { // the probe alone
+                StalenessProbe.run(connection, oracle.port(), TX_WRITE_TABLE, CF, f.stalenessSeconds, out);
+                return 0;
+            }
             System.err.println("ttable-bench: no variant left to run (--ops/--only)");
             return 2;
         }
@@ -223,6 +227,10 @@ public final class TTableBench {
         out.printf(Locale.ROOT, "measured %.0f s; load average %s at the end; %s%n", measured,
                 MachineLoad.loadAverage(), MachineLoad.describe(cpu0, cpu1));
         report.print(out);
+        if (f.stalenessSeconds > 0) {
+            out.println();
+            StalenessProbe.run(connection, oracle.port(), TX_WRITE_TABLE, CF, f.stalenessSeconds, out);
+        }
         long errors = 0;
         for (Variant v : variants) {
             errors += v.errors;
