@@ -96,17 +96,19 @@ final class Report {
 
     void print(PrintStream out) {
         out.println();
-        out.printf(Locale.ROOT, "%-5s %-34s %-26s %10s %9s %8s %8s %9s %9s %6s %6s  %s%n", "op", "variant",
-                "one operation", "rows/s", "ops/s", "p50 us", "p99 us", "cpu us/op", "caller us", "aborts",
-                "errors", "HBase RPCs per op");
+        out.printf(Locale.ROOT, "%-5s %-34s %-26s %10s %9s %8s %8s %9s %9s %8s %6s %6s  %s%n", "op", "variant",
+                "one operation", "rows/s", "ops/s", "p50 us", "p99 us", "cpu us/op", "caller us", "wakes/op",
+                "aborts", "errors", "HBase RPCs per op");
         for (Variant v : variants) {
-            out.printf(Locale.ROOT, "%-5s %-34s %-26s %10.0f %9.0f %8.0f %8.0f %9.0f %9.1f %6d %6d  %s%n",
+            out.printf(Locale.ROOT, "%-5s %-34s %-26s %10.0f %9.0f %8.0f %8.0f %9.0f %9.1f %8.1f %6d %6d  %s%n",
                     v.group.name().toLowerCase(Locale.ROOT), v.name, v.opUnit, v.rate(), v.opsRate(), v.micros(50),
-                    v.micros(99), v.cpuMicrosPerOp(), v.callerCpuMicrosPerOp(), v.aborts, v.errors, v.rpcsPerOp());
+                    v.micros(99), v.cpuMicrosPerOp(), v.callerCpuMicrosPerOp(), v.switchesPerOp(), v.aborts,
+                    v.errors, v.rpcsPerOp());
         }
         out.println("(latency is per operation; rows/s counts rows read or written by committed operations; cpu is"
                 + " the whole JVM's (clients, minicluster, oracle) CPU time per operation, caller the part spent in"
-                + " the calling threads; " + f.rounds + " rounds x " + BenchFlags.fmt(f.roundSeconds)
+                + " the calling threads; wakes/op the JVM's voluntary context switches per operation, each a thread"
+                + " that blocked and was woken again: the hand-offs an operation costs; " + f.rounds + " rounds x " + BenchFlags.fmt(f.roundSeconds)
                 + " s per variant, " + f.threads + " threads)");
         out.println();
         out.printf(Locale.ROOT, "%-13s %-58s %10s %9s %7s %9s %9s  %-28s %s%n", "comparison", "", "raw rows/s",
@@ -123,10 +125,12 @@ final class Report {
         for (Comparison c : comparisons) {
             out.printf(Locale.ROOT, "RESULT op=%s raw_rows_s=%.0f tx_rows_s=%.0f slowdown_pct=%.1f"
                             + " median_round_slowdown_pct=%.1f round_slowdowns_pct=%s raw_p50_us=%.0f"
-                            + " raw_p99_us=%.0f tx_p50_us=%.0f tx_p99_us=%.0f tx_aborts=%d target_pct=%s verdict=%s"
+                            + " raw_p99_us=%.0f tx_p50_us=%.0f tx_p99_us=%.0f raw_wakes_per_op=%.1f"
+                            + " tx_wakes_per_op=%.1f tx_aborts=%d target_pct=%s verdict=%s"
                             + " tx=\"%s\" raw=\"%s\"%n",
                     c.op, c.raw.rate(), c.tx.rate(), c.slowdownPct(), c.medianSlowdownPct(), rounds(c),
-                    c.raw.micros(50), c.raw.micros(99), c.tx.micros(50), c.tx.micros(99), c.tx.aborts,
+                    c.raw.micros(50), c.raw.micros(99), c.tx.micros(50), c.tx.micros(99), c.raw.switchesPerOp(),
+                    c.tx.switchesPerOp(), c.tx.aborts,
                     Double.isNaN(c.targetPct) ? "none" : BenchFlags.fmt(c.targetPct), verdict(c), c.tx.name,
                     c.raw.name);
         }

@@ -457,6 +457,7 @@ public final class TTableBench {
     private void round(Variant v, double seconds, boolean record, int roundNo) throws Exception {
         Map<String, Long> rpcs0 = rpcCounts();
         long cpu0 = processCpuNanos();
+        long switches0 = MachineLoad.voluntarySwitches();
         long start = System.nanoTime();
         long deadline = start + (long) (seconds * 1e9);
         List<Future<?>> futures = new ArrayList<>();
@@ -468,6 +469,8 @@ public final class TTableBench {
         }
         long nanos = System.nanoTime() - start;
         long cpu = processCpuNanos() - cpu0;
+        long switches1 = MachineLoad.voluntarySwitches();
+        long switches = switches0 < 0 || switches1 < 0 ? -1 : switches1 - switches0;
         Map<String, Long> rpcs = rpcCounts();
         rpcs0.forEach((k, n) -> rpcs.merge(k, -n, Long::sum));
         Histogram h = Variant.newHistogram();
@@ -493,13 +496,14 @@ public final class TTableBench {
         v.add(units, ops, aborts, errors, nanos, h);
         v.cpuNanos += cpu;
         v.callerCpuNanos += callerCpu;
+        v.switches = v.switches < 0 || switches < 0 ? -1 : v.switches + switches;
         rpcs.forEach((k, n) -> v.rpcs.merge(k, n, Long::sum));
         out.printf(Locale.ROOT, "  round %d/%d  %-5s %-34s %9.0f rows/s  p50 %6.0f  p99 %6.0f  mean %6.0f"
-                        + "  max %7.0f us  cpu %5.0f us/op (caller %4.0f)%s%s%n",
+                        + "  max %7.0f us  cpu %5.0f us/op (caller %4.0f)  wake-ups %5.1f/op%s%s%n",
                 roundNo, f.rounds, v.group.name().toLowerCase(Locale.ROOT), v.name, units * 1e9 / nanos,
                 h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3, h.getMean() / 1e3,
                 h.getMaxValue() / 1e3, ops == 0 ? 0.0 : cpu / 1e3 / ops, ops == 0 ? 0.0 : callerCpu / 1e3 / ops,
-                aborts > 0 ? "  aborts " + aborts : "", errors > 0 ? "  ERRORS " + errors : "");
+                ops == 0 || switches < 0 ? -1.0 : (double) switches / ops, aborts > 0 ? "  aborts " + aborts : "", errors > 0 ? "  ERRORS " + errors : "");
         out.flush();
     }
 

@@ -36,6 +36,8 @@ final class Variant {
     /** CPU time of the calling (bench) threads alone: the client-side work not done by HBase's or Netty's threads. */
     long callerCpuNanos;
     final List<Double> roundRates = new ArrayList<>();
+    /** Voluntary context switches of the JVM's threads during the measured rounds (-1: unknown). */
+    long switches;
     /** HBase RPCs during the measured rounds, per method. */
     final Map<String, Long> rpcs = new TreeMap<>();
 
@@ -78,6 +80,11 @@ final class Variant {
             }
         });
         return j.length() == 0 ? "-" : j.toString();
+    }
+
+    /** Thread wake-ups (voluntary context switches) per operation, whole JVM; -1 if unknown. */
+    double switchesPerOp() {
+        return switches < 0 || ops == 0 ? -1 : (double) switches / ops;
     }
 
     /** CPU time of the whole JVM per operation, in microseconds. */
