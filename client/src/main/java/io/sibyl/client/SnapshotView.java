@@ -29,7 +29,12 @@ final class SnapshotView {
         AT_START,
         /** Committed at or below a timestamp taken from the replica ({@link LocalSnapshots}); nothing of its own. */
         FROM_REPLICA,
-        /** Committed at all, as far as the replica or else the oracle knows when asked: a row's latest state. */
+        /**
+         * Committed at all, as far as the replica or else the oracle knows when asked: a row's latest state. A writer
+         * the oracle had to be asked about may have committed while the read ran, after the read fetched a version it
+         * then overwrote (a transaction may write a cell twice): {@link #sawCommitDuringRead} tells the reader to read
+         * again.
+         */
         LATEST
     }
 
@@ -51,6 +56,11 @@ final class SnapshotView {
     /** What holds a {@link Mode#FROM_REPLICA} snapshot at the oracle; null for the other modes. */
     private final LocalSnapshots.Lease lease;
     private final long oracleTimeoutMillis;
+    /** {@link Mode#LATEST}: the replica's T_max and highest decided timestamp before the read fetched anything. */
+    private final long tMaxBefore;
+    private final long decidedBefore;
+    /** {@link Mode#LATEST}: a version was taken whose writer was not known to have committed before the read. */
+    private volatile boolean committedDuringRead;
     /** When the start timestamp arrived: protection ends for good after a silence of the oracle since then. */
     private final long begunAtNanos;
     /**
@@ -92,6 +102,8 @@ final class SnapshotView {
         this.readerTs = readerTs;
         this.lease = lease;
         this.oracleTimeoutMillis = oracleTimeoutMillis;
+        this.tMaxBefore = begunOn.replica().tMax();
+        this.decidedBefore = begunOn.replica().highestTimestampApplied();
         this.begunAtNanos = System.nanoTime();
         long maxAge = begunOn.transactionMaxAgeNanos();
         this.hasMaxAge = maxAge != 0;
@@ -135,7 +147,7 @@ final class SnapshotView {
                 }
                 v = begunOn.replica().inSnapshot(writerTs, readerTs);
             }
-            default -> v = begunOn.replica().latestOutcome(writerTs);
+            default -> v = begunOn.replica().committedBefore(writerTs, tMaxBefore, decidedBefore);
         }
         if (v != Visibility.ASK_ORACLE) {
             return v == Visibility.VISIBLE;
@@ -162,7 +174,19 @@ final class SnapshotView {
                     + oracleTimeoutMillis + " ms");
         }
         askedOracle.put(writerTs, answer);
+        if (answer && mode == Mode.LATEST) {
+            committedDuringRead = true;
+        }
         return answer;
+    }
+
+    /**
+     * {@link Mode#LATEST}: true if the read took a version whose writer the oracle had to confirm (it may have
+     * committed during the read, after overwriting what was fetched): the row must be read again, when that writer is
+     * known to have committed before the new read began.
+     */
+    boolean sawCommitDuringRead() {
+        return committedDuringRead;
     }
 
     /**

@@ -80,6 +80,8 @@ public class TTable implements Closeable {
      *                                  NEW_VERSION_BEHAVIOR)
      */
     public TTable(Connection connection, TableName tableName) throws IOException {
+        Arguments.required(connection, "connection", "pass an open HBase Connection, e.g. tm.getConnection()");
+        Arguments.required(tableName, "table name", "pass TableName.valueOf(\"...\")");
         this.connection = connection;
         this.name = tableName;
         this.operationTimeoutMillis = TableWrites.configuredOperationTimeoutMillis(connection.getConfiguration());
@@ -222,11 +224,13 @@ public class TTable implements Closeable {
 
     /** Reads one row in the transaction's snapshot, with its own writes. Empty result if nothing is visible. */
     public Result get(Transaction tx, Get get) throws IOException {
+        Arguments.required(get, "get", "pass the Get to read");
         return get(tx, Collections.singletonList(get))[0];
     }
 
     /** Reads several rows in one batch (one HBase multi-get, plus one per round of deeper version fetches). */
     public Result[] get(Transaction tx, List<Get> gets) throws IOException {
+        Arguments.requiredElements(gets, "gets", "pass the Gets to read");
         HBaseTransaction own = checkUsable(tx);
         long ts = own.getStartTimestamp();
         int nv = own.manager().settings().readVersions();
@@ -290,6 +294,9 @@ public class TTable implements Closeable {
         return out;
     }
 
+    /** Reads of the latest state before {@link #getLatest} takes a snapshot from the oracle instead. */
+    private static final int LATEST_READ_ROUNDS = 3;
+
     /**
      * Reads one row as it is now, outside any transaction: the result reflects every transaction committed (and
      * acknowledged, to any client) before this call began, and is the row's state at one moment during the call
@@ -301,20 +308,36 @@ public class TTable implements Closeable {
      * @throws IOException if HBase fails, or the oracle cannot be asked about a version the replica cannot place
      */
     public Result getLatest(TransactionManager tm, Get get) throws IOException {
+        Arguments.required(get, "get", "pass the Get to read");
         if (tm == null) {
             throw new NullPointerException("transaction manager is null: pass the TransactionManager whose replica"
                     + " decides which versions are committed");
         }
-        HBaseTransaction tx = tm.beginLatestRow();
+        for (int round = 1; round <= LATEST_READ_ROUNDS; round++) {
+            HBaseTransaction tx = tm.beginLatestRow();
+            try {
+                Result r = get(tx, get);
+                if (!tx.snapshot().sawCommitDuringRead()) {
+                    return r;
+                }
+                // A writer the oracle confirmed may have overwritten what was fetched before it committed; the
+                // oracle's answer brought its commit into the replica, so the next round takes its final versions.
+            } finally {
+                tm.rollback(tx); // it wrote nothing: ends without the oracle
+            }
+        }
+        // The row keeps being committed to while it is read: a snapshot from the oracle is exact at once.
+        Transaction tx = tm.begin();
         try {
             return get(tx, get);
         } finally {
-            tm.rollback(tx); // it wrote nothing: ends without the oracle
+            tm.rollback(tx);
         }
     }
 
     /** True if the row (or the selected columns) has something visible to the transaction. */
     public boolean exists(Transaction tx, Get get) throws IOException {
+        Arguments.required(get, "get", "pass the Get whose row to look for");
         Get g = new Get(get);
         g.setCheckExistenceOnly(true);
         return Boolean.TRUE.equals(get(tx, g).getExists());
@@ -322,6 +345,7 @@ public class TTable implements Closeable {
 
     /** Like {@link #exists(Transaction, Get)} for several rows, in one batch; the answers in the order of {@code gets}. */
     public boolean[] exists(Transaction tx, List<Get> gets) throws IOException {
+        Arguments.requiredElements(gets, "gets", "pass the Gets whose rows to look for");
         List<Get> checks = new ArrayList<>(gets.size());
         for (Get get : gets) {
             checks.add(new Get(get).setCheckExistenceOnly(true));
@@ -336,11 +360,14 @@ public class TTable implements Closeable {
 
     /** Scans every row of one column family, as {@link org.apache.hadoop.hbase.client.Table#getScanner(byte[])}. */
     public ResultScanner getScanner(Transaction tx, byte[] family) throws IOException {
+        Arguments.required(family, "family", "pass the column family to scan");
         return getScanner(tx, new Scan().addFamily(family));
     }
 
     /** Scans one column, as {@link org.apache.hadoop.hbase.client.Table#getScanner(byte[], byte[])}. */
     public ResultScanner getScanner(Transaction tx, byte[] family, byte[] qualifier) throws IOException {
+        Arguments.required(family, "family", "pass the column family to scan");
+        Arguments.required(qualifier, "qualifier", "pass the column to scan");
         return getScanner(tx, new Scan().addColumn(family, qualifier));
     }
 
@@ -350,6 +377,7 @@ public class TTable implements Closeable {
      * resolved rows.
      */
     public ResultScanner getScanner(Transaction tx, Scan scan) throws IOException {
+        Arguments.required(scan, "scan", "pass a Scan (new Scan() reads every row)");
         HBaseTransaction own = checkUsable(tx);
         if (!scan.getTimeRange().isAllTime() || !scan.getColumnFamilyTimeRange().isEmpty()) {
             throw new IllegalArgumentException("a transactional Scan reads the transaction's snapshot: a time range"
@@ -383,11 +411,13 @@ public class TTable implements Closeable {
 
     /** Buffers a put; its cells get the transaction's start timestamp as version. */
     public void put(Transaction tx, Put put) throws IOException {
+        Arguments.required(put, "put", "pass the Put to write");
         put(tx, Collections.singletonList(put));
     }
 
     /** Buffers several puts; all are checked first, so a refused one leaves none of them buffered. */
     public void put(Transaction tx, List<Put> puts) throws IOException {
+        Arguments.requiredElements(puts, "puts", "pass the Puts to write");
         underWrite(tx, own -> {
             putUnderway(own, puts);
             return null;
@@ -418,11 +448,13 @@ public class TTable implements Closeable {
      * the column (a transaction sees one version). The row joins the write set even if nothing was visible.
      */
     public void delete(Transaction tx, Delete delete) throws IOException {
+        Arguments.required(delete, "delete", "pass the Delete to apply");
         delete(tx, Collections.singletonList(delete));
     }
 
     /** Transactionally deletes several rows, families or columns, as {@link #delete(Transaction, Delete)} does. */
     public void delete(Transaction tx, List<Delete> deletes) throws IOException {
+        Arguments.requiredElements(deletes, "deletes", "pass the Deletes to apply");
         underWrite(tx, own -> {
             deleteUnderway(own, deletes);
             return null;
@@ -475,6 +507,7 @@ public class TTable implements Closeable {
      * a bad one changes nothing. Returns the new values of incremented and appended columns (empty if none).
      */
     public Result mutateRow(Transaction tx, RowMutations mutations) throws IOException {
+        Arguments.required(mutations, "row mutations", "pass the RowMutations to apply");
         return batch(tx, List.of(mutations))[0];
     }
 
@@ -486,6 +519,7 @@ public class TTable implements Closeable {
      * before any is applied, so a bad one changes nothing.
      */
     public Result[] batch(Transaction tx, List<? extends Row> actions) throws IOException {
+        Arguments.requiredElements(actions, "actions", "pass the Puts, Deletes, Gets, Increments, Appends, RowMutations or CheckAndMutates to run");
         return underWrite(tx, own -> batchUnderway(own, actions));
     }
 
@@ -584,6 +618,7 @@ public class TTable implements Closeable {
      * @throws org.apache.hadoop.hbase.DoNotRetryIOException if a column holds something other than an 8-byte long
      */
     public Result increment(Transaction tx, Increment increment) throws IOException {
+        Arguments.required(increment, "increment", "pass the Increment to apply");
         return underWrite(tx, own -> incrementUnderway(own, increment));
     }
 
@@ -597,6 +632,9 @@ public class TTable implements Closeable {
     /** Adds {@code amount} to one counter column, as {@code Table.incrementColumnValue}; returns the new value. */
     public long incrementColumnValue(Transaction tx, byte[] row, byte[] family, byte[] qualifier, long amount)
             throws IOException {
+        Arguments.required(row, "row", "pass the row of the counter");
+        Arguments.required(family, "family", "pass the column family of the counter");
+        Arguments.required(qualifier, "qualifier", "pass the column of the counter");
         Result r = increment(tx, new Increment(row).addColumn(family, qualifier, amount));
         return Bytes.toLong(r.getValue(family, qualifier));
     }
@@ -608,6 +646,7 @@ public class TTable implements Closeable {
      * {@code append.setReturnResults(false)}.
      */
     public Result append(Transaction tx, Append append) throws IOException {
+        Arguments.required(append, "append", "pass the Append to apply");
         return underWrite(tx, own -> appendUnderway(own, append));
     }
 
@@ -627,6 +666,7 @@ public class TTable implements Closeable {
      * cannot also commit.
      */
     public CheckAndMutateResult checkAndMutate(Transaction tx, CheckAndMutate check) throws IOException {
+        Arguments.required(check, "checkAndMutate", "pass the CheckAndMutate to run");
         return underWrite(tx, own -> checkAndMutateUnderway(own, check));
     }
 
@@ -657,6 +697,7 @@ public class TTable implements Closeable {
 
     /** Runs several {@link #checkAndMutate(Transaction, CheckAndMutate)} in order; one result each. */
     public List<CheckAndMutateResult> checkAndMutate(Transaction tx, List<CheckAndMutate> checks) throws IOException {
+        Arguments.requiredElements(checks, "checkAndMutates", "pass the CheckAndMutates to run");
         return underWrite(tx, own -> checkAndMutateUnderway(own, checks));
     }
 

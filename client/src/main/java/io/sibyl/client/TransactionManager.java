@@ -387,6 +387,8 @@ public final class TransactionManager implements AutoCloseable {
 
     /** As {@link #run(Function)}, each attempt at {@code isolation} (read conflicts are retried too). */
     public <T> T run(IsolationLevel isolation, Function<Transaction, T> work) throws RollbackException {
+        Arguments.required(isolation, "isolation level", "use IsolationLevel.SNAPSHOT or SERIALIZABLE");
+        Arguments.required(work, "work", "pass the function to run in each attempt's transaction");
         long backoff = settings.retryBackoffMillis();
         for (int attempt = 1; ; attempt++) {
             HBaseTransaction tx = beginReadWrite(isolation);

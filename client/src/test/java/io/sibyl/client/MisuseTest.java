@@ -266,6 +266,31 @@ class MisuseTest {
     }
 
     @Test
+    void aNullArgumentIsNamedWithWhatToPassInstead() throws Exception {
+        Transaction tx = tm.begin();
+        assertFails(NullPointerException.class, "get is null: pass the Get", () -> t.get(tx, (Get) null));
+        assertFails(NullPointerException.class, "gets[1] is null", () -> t.get(tx, java.util.Arrays.asList(
+                new Get(b("r")), null)));
+        assertFails(NullPointerException.class, "scan is null: pass a Scan", () -> t.getScanner(tx, (Scan) null));
+        assertFails(NullPointerException.class, "put is null: pass the Put",
+                () -> t.put(tx, (Put) null));
+        assertFails(NullPointerException.class, "delete is null", () -> t.delete(tx,
+                (Delete) null));
+        assertFails(NullPointerException.class, "increment is null", () -> t.increment(tx, null));
+        assertFails(NullPointerException.class, "checkAndMutate is null", () -> t.checkAndMutate(tx,
+                (org.apache.hadoop.hbase.client.CheckAndMutate) null));
+        assertFails(NullPointerException.class, "get is null", () -> t.getLatest(tm, null));
+        assertFails(NullPointerException.class, "transaction manager is null", () -> t.getLatest(null,
+                new Get(b("r"))));
+        assertFails(NullPointerException.class, "work is null", () -> tm.run(null));
+        assertFails(NullPointerException.class, "table name is null",
+                () -> new TTable(MiniCluster.get().connection(), null));
+        // Refused before anything happened: the transaction is still usable.
+        assertEquals(Transaction.Status.RUNNING, tx.getStatus());
+        tm.commit(tx);
+    }
+
+    @Test
     void missingOracleAddressIsExplained() {
         Configuration conf = MiniCluster.get().configuration();
         conf.unset(TransactionManager.ORACLE_ADDRESS);

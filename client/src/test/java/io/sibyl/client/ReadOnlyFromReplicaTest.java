@@ -239,6 +239,42 @@ class ReadOnlyFromReplicaTest {
     }
 
     @Test
+    void getLatestNeverReturnsAValueItsWriterOverwroteBeforeCommitting() throws Exception {
+        TTable t = table("latest-overwrite", 1, 1);
+        byte[] row = Bytes.toBytes("r0");
+        AtomicBoolean stop = new AtomicBoolean();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        // Every transaction writes an even value, then overwrites it with the next odd one (write-through: both
+        // reach HBase at its start timestamp before it commits): only odd values were ever committed.
+        Future<Integer> writes = pool.submit(() -> {
+            int commits = 0;
+            for (long v = 2; !stop.get(); v += 2) {
+                Transaction tx = writer.begin();
+                putInt(t, tx, "r0", v);
+                putInt(t, tx, "r0", v + 1);
+                writer.commit(tx);
+                commits++;
+            }
+            return commits;
+        });
+        try {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+            int reads = 0;
+            while (System.nanoTime() < until) {
+                long v = Bytes.toLong(t.getLatest(reader, new Get(row)).getValue(CF, V));
+                assertEquals(1, v % 2, "getLatest returned " + v + ", which its writer overwrote before committing");
+                reads++;
+            }
+            stop.set(true);
+            assertTrue(writes.get(30, TimeUnit.SECONDS) > 10);
+            assertTrue(reads > 10);
+        } finally {
+            stop.set(true);
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void aReplicaCutOffFromItsOracleGetsAClearErrorNotAStalerSnapshot() throws Exception {
         TTable t = table("ro-cutoff", 1, 5);
         try (ReplyProxy proxy = new ReplyProxy(MiniCluster.get().oracle().port())) {

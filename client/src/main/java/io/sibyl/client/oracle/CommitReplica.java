@@ -231,15 +231,17 @@ public final class CommitReplica implements DecisionVisitor {
     }
 
     /**
-     * Has {@code writerTs} committed, as far as this replica knows? {@link Visibility#VISIBLE}: committed;
-     * {@link Visibility#INVISIBLE}: aborted; {@link Visibility#ASK_ORACLE}: not known to have committed, which may
-     * have changed since the replica last heard (running then, or older than this connection).
+     * Had {@code writerTs} committed before a read that began when this replica's T_max was {@code tMaxBefore} and its
+     * highest decided timestamp {@code decidedBefore}? {@link Visibility#VISIBLE}: yes, so the versions the read
+     * fetched are its final ones; {@link Visibility#INVISIBLE}: it aborted; {@link Visibility#ASK_ORACLE}: not known
+     * (running then, committed since, or older than this connection): the oracle must say, and a writer that
+     * committed may have had versions that it overwrote after the read fetched them.
      */
-    public Visibility latestOutcome(long writerTs) {
+    public Visibility committedBefore(long writerTs, long tMaxBefore, long decidedBefore) {
         for (int spins = 0; ; spins++) {
             int before = version;
             if ((before & 1) == 0) {
-                Visibility v = decideLatest(writerTs);
+                Visibility v = decideCommittedBefore(writerTs, tMaxBefore, decidedBefore);
                 VarHandle.loadLoadFence();
                 if (version == before) {
                     return v;
@@ -249,9 +251,10 @@ public final class CommitReplica implements DecisionVisitor {
         }
     }
 
-    private Visibility decideLatest(long writerTs) {
-        if (commits.get(writerTs, 0) != 0) {
-            return Visibility.VISIBLE;
+    private Visibility decideCommittedBefore(long writerTs, long tMaxBefore, long decidedBefore) {
+        long commitTs = commits.get(writerTs, 0);
+        if (commitTs != 0) {
+            return commitTs <= decidedBefore ? Visibility.VISIBLE : Visibility.ASK_ORACLE;
         }
         if (aborted.contains(writerTs)) {
             return Visibility.INVISIBLE;
@@ -259,12 +262,14 @@ public final class CommitReplica implements DecisionVisitor {
         AbortedRange range = ranges.find(writerTs);
         if (range != null) {
             if (range.isCommitted(writerTs) || committedBeforeInit.contains(writerTs)) {
-                return Visibility.VISIBLE;
+                return Visibility.VISIBLE; // before the crash that made the range
             }
             return range.committedKnown() ? Visibility.INVISIBLE : Visibility.ASK_ORACLE;
         }
-        if (writerTs < tMax || committedBeforeInit.contains(writerTs)) {
-            return Visibility.VISIBLE; // below T_max and not aborted: committed
+        if (writerTs < tMaxBefore || committedBeforeInit.contains(writerTs)) {
+            // Below T_max and not aborted: committed before T_max passed it (the oracle aborts a running
+            // transaction T_max passes), so before the read began.
+            return Visibility.VISIBLE;
         }
         return Visibility.ASK_ORACLE;
     }
