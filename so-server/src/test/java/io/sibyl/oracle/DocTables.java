@@ -34,4 +34,27 @@ public final class DocTables {
         }
         return out;
     }
+
+    /**
+     * The cells of each row of the first table after {@code heading} whose header row starts with {@code header}
+     * (rows whose first cell is code, {@code | `...`}), backticks kept.
+     *
+     * @throws IllegalStateException if the document has no such heading
+     */
+    public static List<String[]> rows(Path doc, String heading, String header) throws IOException {
+        List<String> lines = Files.readAllLines(doc, StandardCharsets.UTF_8);
+        int i = lines.indexOf(heading);
+        if (i < 0) {
+            throw new IllegalStateException(doc + " has no " + heading);
+        }
+        while (!lines.get(i).startsWith(header)) {
+            i++;
+        }
+        List<String[]> out = new java.util.ArrayList<>();
+        for (i += 2; i < lines.size() && lines.get(i).startsWith("| `"); i++) {
+            String[] cells = lines.get(i).split("\\s*\\|\\s*");
+            out.add(java.util.Arrays.copyOfRange(cells, 1, cells.length));
+        }
+        return out;
+    }
 }
