@@ -33,6 +33,11 @@ public final class PrometheusScrape {
         }
     }
 
+    /** Reads a scrape's text (as a registry's {@code scrape()} returns it). */
+    public static PrometheusScrape parse(String text) {
+        return new PrometheusScrape(text);
+    }
+
     /** GETs {@code http://127.0.0.1:port/metrics}; fails unless it answers 200 in the Prometheus text format. */
     public static PrometheusScrape fetch(int port) throws IOException, InterruptedException {
         HttpResponse<String> r = get(port, "/metrics");
@@ -79,6 +84,11 @@ public final class PrometheusScrape {
             }
         }
         return found ? sum : Double.NaN;
+    }
+
+    /** How much {@code series} (with {@code labels}, as in {@link #value}) grew since {@code before}. */
+    public double movedSince(PrometheusScrape before, String series, String... labels) {
+        return value(series, labels) - before.value(series, labels);
     }
 
     /** The body as served. */

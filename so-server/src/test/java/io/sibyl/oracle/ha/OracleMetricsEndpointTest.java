@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
 import java.net.ServerSocket;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -24,17 +23,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** An operator points Prometheus at an oracle's metrics.http.port: what the scrape shows, and that it is documented. */
 class OracleMetricsEndpointTest {
 
-    /** The families docs/operations.md (Metrics) documents, as Prometheus names them. */
-    static Set<String> documentedFamilies() throws Exception {
-        Set<String> names = new TreeSet<>();
-        for (String[] row : DocTables.rows(Path.of("..", "docs", "operations.md"), "## Metrics", "| metric")) {
-            String name = row[0].replace("`", "");
-            int brace = name.indexOf('{');
-            names.add(brace < 0 ? name : name.substring(0, brace));
-        }
-        return names;
-    }
-
     @Test
     void everyDocumentedOracleMetricIsServedAndMovesUnderLoad() throws Exception {
         OracleConfig config = OracleConfig.defaults().withPort(0).withCapacities(1 << 12, 1 << 10, 64)
@@ -43,7 +31,6 @@ class OracleMetricsEndpointTest {
              RawOracleClient client = RawOracleClient.connect("127.0.0.1", server.port(), 10_000)) {
             int port = server.metricsPort();
             PrometheusScrape before = PrometheusScrape.fetch(port);
-            Set<String> documented = documentedFamilies();
             Set<String> served = new TreeSet<>();
             for (String f : before.families()) {
                 // A timer or distribution comes with the gauge NAME_max (the largest sample lately): one row.
@@ -53,13 +40,8 @@ class OracleMetricsEndpointTest {
                     served.add(f);
                 }
             }
-            Set<String> documentedOracle = new TreeSet<>();
-            for (String f : documented) {
-                if (f.startsWith("sibyl_oracle_")) {
-                    documentedOracle.add(f);
-                }
-            }
-            assertEquals(documentedOracle, served, "docs/operations.md, Metrics, against the oracle's scrape");
+            assertEquals(DocTables.metricNames("sibyl_oracle_"), served,
+                    "docs/operations.md, Metrics, against the oracle's scrape");
             assertTrue(before.families().contains("jvm_memory_used_bytes"), "the JVM's own figures too");
 
             // Load: 40 commits, a write-write conflict, a query and a watermark query, one transaction left
@@ -85,31 +67,31 @@ class OracleMetricsEndpointTest {
                 after = PrometheusScrape.fetch(port);
             }
 
-            assertEquals(44, moved(before, after, "sibyl_oracle_requests_total", "type=\"begin\""), after.text());
-            assertEquals(42, moved(before, after, "sibyl_oracle_requests_total", "type=\"commit\""));
-            assertEquals(1, moved(before, after, "sibyl_oracle_requests_total", "type=\"query\""));
-            assertEquals(1, moved(before, after, "sibyl_oracle_requests_total", "type=\"watermark_query\""));
-            assertEquals(1, moved(before, after, "sibyl_oracle_requests_total", "type=\"handshake\""),
+            assertEquals(44, after.movedSince(before, "sibyl_oracle_requests_total", "type=\"begin\""), after.text());
+            assertEquals(42, after.movedSince(before, "sibyl_oracle_requests_total", "type=\"commit\""));
+            assertEquals(1, after.movedSince(before, "sibyl_oracle_requests_total", "type=\"query\""));
+            assertEquals(1, after.movedSince(before, "sibyl_oracle_requests_total", "type=\"watermark_query\""));
+            assertEquals(1, after.movedSince(before, "sibyl_oracle_requests_total", "type=\"handshake\""),
                     "the second connection's; the first shook hands before the first scrape");
-            assertEquals(44, moved(before, after, "sibyl_oracle_begins_total"));
-            assertEquals(41, moved(before, after, "sibyl_oracle_commits_total"));
-            assertEquals(1, moved(before, after, "sibyl_oracle_aborts_total", "reason=\"conflict\""));
-            assertEquals(1, moved(before, after, "sibyl_oracle_aborts_total", "reason=\"disconnect\""));
-            assertEquals(0, moved(before, after, "sibyl_oracle_aborts_total", "reason=\"too_old\""));
+            assertEquals(44, after.movedSince(before, "sibyl_oracle_begins_total"));
+            assertEquals(41, after.movedSince(before, "sibyl_oracle_commits_total"));
+            assertEquals(1, after.movedSince(before, "sibyl_oracle_aborts_total", "reason=\"conflict\""));
+            assertEquals(1, after.movedSince(before, "sibyl_oracle_aborts_total", "reason=\"disconnect\""));
+            assertEquals(0, after.movedSince(before, "sibyl_oracle_aborts_total", "reason=\"too_old\""));
             assertEquals(1, after.value("sibyl_oracle_transactions_running"), "the one left running");
             assertEquals(2, after.value("sibyl_oracle_transactions_aborted"), "nobody reported a clean-up");
             assertEquals(1, after.value("sibyl_oracle_connections"), after.text());
             assertEquals(2, after.value("sibyl_oracle_connections_accepted_total"));
-            assertTrue(moved(before, after, "sibyl_oracle_timestamp_last") >= 85, "44 begins and 41 commits");
+            assertTrue(after.movedSince(before, "sibyl_oracle_timestamp_last") >= 85, "44 begins and 41 commits");
             assertTrue(after.value("sibyl_oracle_low_watermark_lag") > 0, "held by the running transaction");
             assertTrue(after.value("sibyl_oracle_tmax_lag") > 0, after.text());
-            assertTrue(moved(before, after, "sibyl_oracle_delta_bytes_total", "via=\"reply\"") > 0,
+            assertTrue(after.movedSince(before, "sibyl_oracle_delta_bytes_total", "via=\"reply\"") > 0,
                     "commits reach the client piggybacked on its replies");
-            assertTrue(moved(before, after, "sibyl_oracle_journal_blocks_total") > 0);
+            assertTrue(after.movedSince(before, "sibyl_oracle_journal_blocks_total") > 0);
             for (String histogram : List.of("sibyl_oracle_begin_latency_seconds", "sibyl_oracle_commit_latency_seconds",
                     "sibyl_oracle_journal_append_seconds", "sibyl_oracle_reply_hold_seconds",
                     "sibyl_oracle_block_requests", "sibyl_oracle_block_bytes")) {
-                assertTrue(moved(before, after, histogram + "_count") > 0, histogram);
+                assertTrue(after.movedSince(before, histogram + "_count") > 0, histogram);
                 assertTrue(after.value(histogram + "_bucket", "le=\"+Inf\"") > 0, histogram);
             }
             assertEquals(after.value("sibyl_oracle_reply_hold_seconds_count"),
@@ -125,10 +107,6 @@ class OracleMetricsEndpointTest {
 
             assertEquals(404, PrometheusScrape.get(port, "/").statusCode(), "only /metrics is served");
         }
-    }
-
-    private static double moved(PrometheusScrape before, PrometheusScrape after, String series, String... labels) {
-        return after.value(series, labels) - before.value(series, labels);
     }
 
     @Test
