@@ -462,7 +462,8 @@ public record OracleConfig(
                 + " after it began is aborted, and its client stops reading and writing in it (0 = no limit): a"
                 + " leaked transaction cannot hold back garbage collection for ever");
         m.put("stats.log.interval.ms", statsLogIntervalMillis + "  # log a line of counters and rates this often"
-                + " (0 = never); the same figures are JMX attributes of io.sibyl:type=StatusOracle,port=PORT");
+                + " (0 = never); the same figures are JMX attributes of io.sibyl:type=StatusOracle,port=PORT and"
+                + " metrics on metrics.http.port");
         m.put("metrics.http.port", metricsHttpPort + "  # serve the metrics in Prometheus' text format at"
                 + " http://host:PORT/metrics (" + METRICS_OFF + " = off, 0 = pick a free port, logged)");
         m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");
