@@ -104,7 +104,12 @@ public final class OracleServer implements AutoCloseable {
             metrics.close();
             throw new IllegalStateException(e.getMessage(), e);
         }
-        makeFirstBlockDurable();
+        try {
+            makeFirstBlockDurable();
+        } catch (InterruptedException | RuntimeException e) {
+            closeMetricsEndpoint(); // a start that fails must not leave the metrics port taken
+            throw e;
+        }
         boolean inline = config.inlineSequencer() && config.ioThreads() == 1;
         boolean epoll = Epoll.isAvailable();
         Class<? extends ServerChannel> channelClass;
@@ -149,9 +154,7 @@ public final class OracleServer implements AutoCloseable {
         try {
             serverChannel = b.bind(config.host(), config.port()).sync().channel();
         } catch (Throwable t) {
-            if (metricsEndpoint != null) {
-                metricsEndpoint.close(); // a taken client port must not leave the metrics port taken too
-            }
+            closeMetricsEndpoint(); // a taken client port must not leave the metrics port taken too
             throw t;
         }
         LOG.info("status oracle listening on {} ({} transport, {}, {} I/O threads, sequencer {}, conflict table {}"
@@ -201,6 +204,12 @@ public final class OracleServer implements AutoCloseable {
     /** Owner thread only. */
     private OracleStats ownStats() {
         return state.stats(sessions.size(), refusedConnections.get(), journal.appendedBlocks());
+    }
+
+    private void closeMetricsEndpoint() {
+        if (metricsEndpoint != null) {
+            metricsEndpoint.close();
+        }
     }
 
     /** Owner thread only: what the meters of {@link OracleMetrics} read. */
@@ -487,9 +496,7 @@ public final class OracleServer implements AutoCloseable {
     @Override
     public void close() {
         OracleStatsMBean.unregister(jmx);
-        if (metricsEndpoint != null) {
-            metricsEndpoint.close();
-        }
+        closeMetricsEndpoint();
         if (statsLog != null) {
             statsLog.cancel(false);
         }
