@@ -119,6 +119,7 @@ public final class TransactionManager implements AutoCloseable {
     private final OracleReplies replies;
     private final RollbackProtocol rollbacks;
     private final CommitProtocol commits;
+    private final ClientMetrics metrics;
     private volatile boolean closed;
 
     private TransactionManager(Connection connection, boolean ownsConnection, OracleConnection oracle,
@@ -131,6 +132,15 @@ public final class TransactionManager implements AutoCloseable {
         this.replies = new OracleReplies(settings.oracleTimeoutMillis());
         this.rollbacks = new RollbackProtocol(cleanup, replies);
         this.commits = new CommitProtocol(oracle, replies, rollbacks);
+        this.metrics = new ClientMetrics(oracle::lastConnected);
+    }
+
+    /**
+     * This manager's meters (begin and commit latency, rollbacks by reason, replica size): record them into the
+     * application's Micrometer registry with {@code metrics().bindTo(registry)}; unbound, nothing is recorded.
+     */
+    public ClientMetrics metrics() {
+        return metrics;
     }
 
     /**
@@ -296,7 +306,8 @@ public final class TransactionManager implements AutoCloseable {
 
     private HBaseTransaction beginReadWrite(IsolationLevel isolation) {
         checkOpen();
-        long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
+        long begunNanos = System.nanoTime();
+        long deadline = begunNanos + settings.failoverTimeoutMillis() * 1_000_000L;
         HBaseTransaction tx;
         while (true) {
             OracleClient client = oracle.current();
@@ -313,6 +324,7 @@ public final class TransactionManager implements AutoCloseable {
                 }
             }
         }
+        metrics.begun(begunNanos);
         return track(tx);
     }
 
@@ -328,7 +340,7 @@ public final class TransactionManager implements AutoCloseable {
         own.checkNotFinished();
         claim(own, TransactionPhase.COMMITTING);
         try {
-            commits.commit(own);
+            metrics.timeCommit(() -> commits.commit(own));
         } finally {
             own.releaseClaim();
         }

@@ -1,5 +1,7 @@
 package io.sibyl.client;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
@@ -113,6 +115,25 @@ class UserGuideExampleTest {
         }
     }
 
+    /** Binds {@code tm}'s meters to a registry and commits one transaction; returns the begins it recorded. */
+    static long metricsExample(TransactionManager tm) throws RollbackException {
+        // guide:metrics
+        MeterRegistry registry = new SimpleMeterRegistry(); // or the application's: Prometheus, JMX, StatsD, ...
+        tm.metrics().bindTo(registry); // ClientMetrics is a Micrometer MeterBinder
+        tm.commit(tm.begin());
+        long begins = registry.get("sibyl.client.begin").timer().count(); // 1: what follows the binding
+        // guide:end
+        return begins;
+    }
+
+    @Test
+    void guideMetricsExampleRecordsIntoTheApplicationsRegistry() throws Exception {
+        try (TransactionManager tm = MiniCluster.get().manager()) {
+            tm.commit(tm.begin()); // before the binding: recorded nowhere
+            assertEquals(1, metricsExample(tm));
+        }
+    }
+
     /** Counts a page hit in a transaction retried on conflict; returns the new count. */
     static long countHit(TransactionManager tm, TTable table) throws RollbackException {
         byte[] CF = Bytes.toBytes("cf");
@@ -142,7 +163,7 @@ class UserGuideExampleTest {
     void guideShowsTheCodeThatRuns() throws IOException {
         String guide = Files.readString(GUIDE, StandardCharsets.UTF_8);
         List<String> blocks = blocks(Files.readString(SOURCE, StandardCharsets.UTF_8));
-        assertEquals(3, blocks.size());
+        assertEquals(4, blocks.size());
         for (String block : blocks) {
             assertTrue(guide.contains(block), "docs/user-guide.md must contain this block from " + SOURCE
                     + " verbatim:\n" + block);

@@ -22,12 +22,19 @@ import java.util.List;
 final class GcScanner implements InternalScanner, Shipper {
     private static final Logger LOG = LoggerFactory.getLogger(GcScanner.class);
 
+    /** Where a finished scan adds the versions it kept and removed (the region server's metrics). */
+    interface Tally {
+        /** Adds one scan's counts. */
+        void add(long kept, long removed);
+    }
+
     private final InternalScanner delegate;
     private final GcHorizon horizon;
     private final VersionLiveness liveness;
     /** Only when every file of the store is rewritten may a tombstone go: no older version is left elsewhere. */
     private final boolean mayDropTombstones;
     private final String what;
+    private final Tally tally;
 
     /** Row and column of the versions being walked (a copy: the scanner may reuse the cells' buffers). */
     private KeyValue column;
@@ -43,6 +50,13 @@ final class GcScanner implements InternalScanner, Shipper {
 
     GcScanner(InternalScanner delegate, GcHorizon horizon, VersionLiveness liveness, boolean mayDropTombstones,
               String what) {
+        this(delegate, horizon, liveness, mayDropTombstones, what, (kept, removed) -> { });
+    }
+
+    /** As above; {@code tally} receives the counts when the scan closes. */
+    GcScanner(InternalScanner delegate, GcHorizon horizon, VersionLiveness liveness, boolean mayDropTombstones,
+              String what, Tally tally) {
+        this.tally = tally;
         this.delegate = delegate;
         this.horizon = horizon;
         this.liveness = liveness;
@@ -144,6 +158,7 @@ final class GcScanner implements InternalScanner, Shipper {
     @Override
     public void close() throws IOException {
         delegate.close();
+        tally.add(kept, abortedDropped + shadowedDropped + tombstonesDropped);
         if (abortedDropped + shadowedDropped + tombstonesDropped > 0) {
             LOG.info("{}: removed {} aborted, {} shadowed and {} deleted versions, kept {} (low watermark {})", what,
                     abortedDropped, shadowedDropped, tombstonesDropped, kept, horizon.lowWatermark());

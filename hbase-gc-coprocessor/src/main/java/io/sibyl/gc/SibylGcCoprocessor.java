@@ -13,6 +13,8 @@ import org.apache.hadoop.hbase.coprocessor.ObserverContext;
 import org.apache.hadoop.hbase.coprocessor.RegionCoprocessor;
 import org.apache.hadoop.hbase.coprocessor.RegionCoprocessorEnvironment;
 import org.apache.hadoop.hbase.coprocessor.RegionObserver;
+import org.apache.hadoop.hbase.metrics.Counter;
+import org.apache.hadoop.hbase.metrics.MetricRegistry;
 import org.apache.hadoop.hbase.regionserver.FlushLifeCycleTracker;
 import org.apache.hadoop.hbase.regionserver.InternalScanner;
 import org.apache.hadoop.hbase.regionserver.Region;
@@ -34,9 +36,18 @@ import java.util.Optional;
  */
 public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserver {
     private static final Logger LOG = LoggerFactory.getLogger(SibylGcCoprocessor.class);
+    /**
+     * HBase counter, cells: versions the collector kept in the files flushes and compactions wrote, in the region
+     * server's registry for this coprocessor (summed over its regions; docs/operations.md, Metrics).
+     */
+    static final String CELLS_KEPT = "sibylGcCellsKept";
+    /** HBase counter, cells: versions it left out (aborted writers', shadowed below the low watermark, deleted). */
+    static final String CELLS_REMOVED = "sibylGcCellsRemoved";
 
     private volatile OracleLink link;
     private volatile Region region;
+    /** Adds a finished scan's counts to the region server's metrics; counts nothing until {@link #start}. */
+    private volatile GcScanner.Tally tally = (kept, removed) -> { };
 
     @Override
     public Optional<RegionObserver> getRegionObserver() {
@@ -53,6 +64,7 @@ public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserv
         if (table.isSystemTable()) {
             return; // loaded for every region: HBase's own tables are not Sibyl's
         }
+        tally = countInto(regionEnv);
         try {
             Map<String, String> properties = tableProperties(region.getTableDescriptor());
             GcSettings settings = GcSettings.from(env.getConfiguration(), properties);
@@ -62,6 +74,26 @@ public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserv
         } catch (RuntimeException e) {
             // A coprocessor that throws here can abort the region server: collect nothing instead.
             LOG.error("garbage collection is off for {}: {}", region.getRegionInfo().getEncodedName(), e.getMessage());
+        }
+    }
+
+    /**
+     * The region server's counters for this coprocessor (one registry, shared by its regions and reference-counted
+     * by HBase); counts nothing, with a warning, if this HBase cannot give them: metrics must not stop collection.
+     */
+    private static GcScanner.Tally countInto(RegionCoprocessorEnvironment env) {
+        try {
+            MetricRegistry registry = env.getMetricRegistryForRegionServer();
+            Counter kept = registry.counter(CELLS_KEPT);
+            Counter removed = registry.counter(CELLS_REMOVED);
+            return (k, r) -> {
+                kept.increment(k);
+                removed.increment(r);
+            };
+        } catch (RuntimeException | LinkageError e) {
+            LOG.warn("garbage collection counts no metrics for {}: {}", env.getRegionInfo().getEncodedName(),
+                    e.toString());
+            return (k, r) -> { };
         }
     }
 
@@ -104,7 +136,7 @@ public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserv
         }
         String what = kind + " of " + region.getRegionInfo().getEncodedName() + "/" + store.getColumnFamilyName();
         GcHorizon horizon = l.horizon(what);
-        return horizon == null ? scanner : new GcScanner(scanner, horizon, this::isLive, allFiles, what);
+        return horizon == null ? scanner : new GcScanner(scanner, horizon, this::isLive, allFiles, what, tally);
     }
 
     /**

@@ -20,6 +20,10 @@ import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.metrics.Counter;
+import org.apache.hadoop.hbase.metrics.MetricRegistries;
+import org.apache.hadoop.hbase.metrics.MetricRegistry;
+import org.apache.hadoop.hbase.metrics.MetricRegistryInfo;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.ZooDefs;
@@ -127,6 +131,36 @@ class GcCompactionTest {
         cluster.majorCompact(table);
         assertEquals(List.of(committed), versions(table));
         assertEquals("kept", read(table));
+    }
+
+    @Test
+    void theRegionServersMetricsCountTheVersionsKeptAndRemoved() throws Exception {
+        TableName table = collectedTable("counted");
+        long keptBefore = gcCounter(SibylGcCoprocessor.CELLS_KEPT);
+        long removedBefore = gcCounter(SibylGcCoprocessor.CELLS_REMOVED);
+        commitValue(table, "v1");
+        cluster.flush(table);
+        assertTrue(gcCounter(SibylGcCoprocessor.CELLS_KEPT) > keptBefore, "the flush kept v1");
+        commitValue(table, "v2");
+        flushAndCompact(table);
+        assertTrue(gcCounter(SibylGcCoprocessor.CELLS_REMOVED) > removedBefore, "the compaction removed v1");
+        assertEquals(1, versions(table).size());
+    }
+
+    /**
+     * A counter of this coprocessor in the region server's HBase metrics (the minicluster's region server runs in
+     * this JVM), as JMX and the region server's metrics sinks show it; 0 before the first collection.
+     */
+    private static long gcCounter(String name) {
+        for (MetricRegistry registry : MetricRegistries.global().getMetricRegistries()) {
+            MetricRegistryInfo info = registry.getMetricRegistryInfo();
+            if (info.getMetricsName().endsWith(SibylGcCoprocessor.class.getName())) {
+                assertEquals("RegionServer,sub=Coprocessor.Region.CP_" + SibylGcCoprocessor.class.getName(),
+                        info.getMetricsJmxContext(), "where docs/operations.md says to look");
+                return registry.get(name).map(m -> ((Counter) m).getCount()).orElse(0L);
+            }
+        }
+        return 0;
     }
 
     @Test

@@ -14,6 +14,7 @@ import java.security.SecureRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * One client connection as the oracle sees it: the replies the sequencer is collecting for it in the current block,
@@ -92,8 +93,22 @@ final class ClientSession {
     private long lastSendNanos = System.nanoTime();
     private long replyFrames;
     private long deltaBytes;
+    private final LongAdder deltaBytesWithReplies;
+    private final LongAdder deltaBytesPushed;
 
+    /** A connection whose metadata bytes are counted nowhere (tests of the session alone). */
     ClientSession(int id, Channel channel, ReplicationLog log, OracleConfig config) {
+        this(id, channel, log, config, new LongAdder(), new LongAdder());
+    }
+
+    /**
+     * {@code deltaBytesWithReplies} and {@code deltaBytesPushed} add up the commit metadata this connection sends
+     * with replies and in pushes (shared by every connection of the oracle: {@link OracleMetrics#DELTA_BYTES}).
+     */
+    ClientSession(int id, Channel channel, ReplicationLog log, OracleConfig config, LongAdder deltaBytesWithReplies,
+                  LongAdder deltaBytesPushed) {
+        this.deltaBytesWithReplies = deltaBytesWithReplies;
+        this.deltaBytesPushed = deltaBytesPushed;
         this.id = id;
         this.channel = channel;
         this.log = log;
@@ -159,7 +174,7 @@ final class ClientSession {
         }
         frame.writeBytes(replies);
         replies.release();
-        writeDelta(frame, published, deltaSize);
+        writeDelta(frame, published, deltaSize, deltaBytesWithReplies);
         if (closeAfterReplies) {
             closing = true;
             channel.writeAndFlush(Frames.end(frame)).addListener(ChannelFutureListener.CLOSE);
@@ -194,7 +209,7 @@ final class ClientSession {
         if (System.nanoTime() - lastSendNanos >= pushIntervalNanos) {
             int deltaSize = (int) (published.endOffset() - cursor.endOffset());
             ByteBuf frame = Frames.begin(channel.alloc(), deltaSize + 8);
-            writeDelta(frame, published, deltaSize);
+            writeDelta(frame, published, deltaSize, deltaBytesPushed);
             send(frame);
         }
     }
@@ -311,7 +326,8 @@ final class ClientSession {
         channel.close();
     }
 
-    private void writeDelta(ByteBuf frame, ReplicationLog.Node published, int deltaSize) {
+    /** Appends the metadata after the cursor up to {@code published}, and adds its size to {@code sentBytes}. */
+    private void writeDelta(ByteBuf frame, ReplicationLog.Node published, int deltaSize, LongAdder sentBytes) {
         if (deltaSize == 0) {
             cursor = published;
             return;
@@ -325,6 +341,7 @@ final class ClientSession {
         }
         cursor = published;
         deltaBytes += deltaSize;
+        sentBytes.add(deltaSize);
     }
 
     private void send(ByteBuf frame) {

@@ -42,7 +42,8 @@ public record OracleConfig(
         int maxAbortedTransactions,
         TlsSettings tls,
         String clientSecretFile,
-        long idleTimeoutMillis) {
+        long idleTimeoutMillis,
+        int metricsHttpPort) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
     public enum JournalKind {
@@ -85,6 +86,8 @@ public record OracleConfig(
     public static final int MAX_CONNECTIONS = 1 << 20;
     /** Longest interval setting (a day): intervals are converted to nanoseconds, which must not overflow. */
     public static final long MAX_INTERVAL_MILLIS = 86_400_000L;
+    /** {@code metrics.http.port} value that serves no metrics over HTTP (the default). */
+    public static final int METRICS_OFF = -1;
     /** Longest transaction.max.age.ms (30 days), for the same reason. */
     public static final long MAX_TRANSACTION_AGE_MILLIS = 30L * 86_400_000L;
 
@@ -96,7 +99,7 @@ public record OracleConfig(
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
                 HaSettings.defaults(), 3_600_000, 10_000, 4096, 0, "", 1 << 17,
-                TlsSettings.disabled("tls."), "", 600_000);
+                TlsSettings.disabled("tls."), "", 600_000, METRICS_OFF);
     }
 
     public OracleConfig {
@@ -129,6 +132,8 @@ public record OracleConfig(
                 "idle.timeout.ms", idleTimeoutMillis, "0 (never) or 1000 to " + MAX_INTERVAL_MILLIS);
         require(maxConnections >= 1 && maxConnections <= MAX_CONNECTIONS, "max.connections", maxConnections,
                 "1 to " + MAX_CONNECTIONS);
+        require(metricsHttpPort >= METRICS_OFF && metricsHttpPort <= 65535, "metrics.http.port", metricsHttpPort,
+                METRICS_OFF + " (off), 0 (pick a free port) or 1 to 65535");
         require(maxRunningTransactionsPerConnection >= 0, "max.running.transactions.per.connection",
                 maxRunningTransactionsPerConnection, "0 (half of max.running.transactions) or more");
         if (tls == null || adminSecretFile == null || clientSecretFile == null) {
@@ -161,7 +166,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
@@ -170,7 +175,7 @@ public record OracleConfig(
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
@@ -178,7 +183,7 @@ public record OracleConfig(
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
@@ -186,7 +191,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
@@ -195,7 +200,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     /** Copy whose transactions are aborted once they ran {@code millis} (0: never). */
@@ -204,7 +209,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, millis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     /**
@@ -217,7 +222,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeMillis, connections, perConnection,
-                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     /**
@@ -237,7 +242,7 @@ public record OracleConfig(
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     /** Copy whose admin role is proven with the secret in {@code file} (empty: no connection can be admin). */
@@ -246,7 +251,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     /** Copy that refuses begins once {@code limit} aborted transactions wait for their clean-up. */
@@ -256,7 +261,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, limit, tls, clientSecretFile,
-                idleTimeoutMillis);
+                idleTimeoutMillis, metricsHttpPort);
     }
 
     /** Copy whose clients connect with {@code settings}' TLS. */
@@ -266,7 +271,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, settings,
-                clientSecretFile, idleTimeoutMillis);
+                clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     /** Copy whose clients must prove the secret in {@code file} (empty: they need not). */
@@ -276,7 +281,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, file,
-                idleTimeoutMillis);
+                idleTimeoutMillis, metricsHttpPort);
     }
 
     /** Copy that closes client connections idle for {@code millis} holding no transaction (0: never). */
@@ -286,7 +291,17 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
-                millis);
+                millis, metricsHttpPort);
+    }
+
+    /** Copy that serves its metrics over HTTP on {@code httpPort} ({@link #METRICS_OFF}: not at all; 0: any port). */
+    public OracleConfig withMetricsHttpPort(int httpPort) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
+                idleTimeoutMillis, httpPort);
     }
 
     /** Copy with the given high-availability settings. */
@@ -295,7 +310,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
@@ -304,7 +319,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
     }
 
     /**
@@ -350,7 +365,8 @@ public record OracleConfig(
                 intOf(p, "max.aborted.transactions", d.maxAbortedTransactions),
                 tlsOf(p),
                 p.getProperty("client.secret.file", d.clientSecretFile).trim(),
-                longOf(p, "idle.timeout.ms", d.idleTimeoutMillis));
+                longOf(p, "idle.timeout.ms", d.idleTimeoutMillis),
+                intOf(p, "metrics.http.port", d.metricsHttpPort));
     }
 
     private static TlsSettings tlsOf(Properties p) {
@@ -446,7 +462,10 @@ public record OracleConfig(
                 + " after it began is aborted, and its client stops reading and writing in it (0 = no limit): a"
                 + " leaked transaction cannot hold back garbage collection for ever");
         m.put("stats.log.interval.ms", statsLogIntervalMillis + "  # log a line of counters and rates this often"
-                + " (0 = never); the same figures are JMX attributes of io.sibyl:type=StatusOracle,port=PORT");
+                + " (0 = never); the same figures are JMX attributes of io.sibyl:type=StatusOracle,port=PORT and"
+                + " metrics on metrics.http.port");
+        m.put("metrics.http.port", metricsHttpPort + "  # serve the metrics in Prometheus' text format at"
+                + " http://host:PORT/metrics (" + METRICS_OFF + " = off, 0 = pick a free port, logged)");
         m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");
         m.put("journal", journal.key() + "  # memory (decisions lost on exit) or bookkeeper (journal.* settings,"
                 + " recovery at startup)");

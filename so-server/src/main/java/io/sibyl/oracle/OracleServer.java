@@ -80,6 +80,9 @@ public final class OracleServer implements AutoCloseable {
     private final CountDownLatch failed = new CountDownLatch(1);
     private final List<FatalErrorListener> fatalListeners = new ArrayList<>(); // guarded by itself
     private final ObjectName jmx;
+    private final OracleMetrics metrics;
+    /** The Prometheus endpoint on {@code metrics.http.port}, or null when it is off. */
+    private final MetricsEndpoint metricsEndpoint;
     private final ScheduledFuture<?> statsLog;
     /** TLS on the port, or null when {@code tls=false}. */
     private final ServerTls tls;
@@ -92,7 +95,21 @@ public final class OracleServer implements AutoCloseable {
         this.config = config;
         this.journal = journal;
         this.state = state;
-        makeFirstBlockDurable();
+        this.metrics = new OracleMetrics(() -> onOwner(this::ownMetricsSnapshot, "metrics"), this);
+        // Bound first: a taken port then stops the start before anything else holds a thread or a socket.
+        try {
+            metricsEndpoint = config.metricsHttpPort() == OracleConfig.METRICS_OFF ? null
+                    : new MetricsEndpoint(config.host(), config.metricsHttpPort(), metrics::scrape);
+        } catch (java.io.IOException e) {
+            metrics.close();
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+        try {
+            makeFirstBlockDurable();
+        } catch (InterruptedException | RuntimeException e) {
+            closeMetricsEndpoint(); // a start that fails must not leave the metrics port taken
+            throw e;
+        }
         boolean inline = config.inlineSequencer() && config.ioThreads() == 1;
         boolean epoll = Epoll.isAvailable();
         Class<? extends ServerChannel> channelClass;
@@ -107,7 +124,7 @@ public final class OracleServer implements AutoCloseable {
         }
         // Inline, the only I/O thread owns the state.
         this.sequencer = new Sequencer(state, journal, log, config, PooledByteBufAllocator.DEFAULT,
-                inline ? workers.next() : null, lease);
+                inline ? workers.next() : null, lease, metrics);
         sequencer.onFatalError(this::fatalError);
         if (inline) {
             sequencerThread = null;
@@ -134,7 +151,12 @@ public final class OracleServer implements AutoCloseable {
                         ch.pipeline().addLast("oracle", new OracleChannelHandler(OracleServer.this));
                     }
                 });
-        serverChannel = b.bind(config.host(), config.port()).sync().channel();
+        try {
+            serverChannel = b.bind(config.host(), config.port()).sync().channel();
+        } catch (Throwable t) {
+            closeMetricsEndpoint(); // a taken client port must not leave the metrics port taken too
+            throw t;
+        }
         LOG.info("status oracle listening on {} ({} transport, {}, {} I/O threads, sequencer {}, conflict table {}"
                 + " rows, journal {})", serverChannel.localAddress(), epoll ? "epoll" : "nio",
                 tls == null ? "plaintext" : "TLS " + String.join("/", config.tls().protocols())
@@ -147,7 +169,10 @@ public final class OracleServer implements AutoCloseable {
         long checkEvery = Math.max(100, Math.min(idle / 4, 10_000));
         idleCheck = idle == 0 ? null : boss.next().scheduleWithFixedDelay(
                 () -> sequencer.runOnOwner(this::closeIdleConnections), checkEvery, checkEvery, TimeUnit.MILLISECONDS);
-        jmx = OracleStatsMBean.register(this, port());
+        jmx = OracleStatsMBean.register(metrics, port());
+        if (metricsEndpoint != null) {
+            metricsEndpoint.start();
+        }
         long every = config.statsLogIntervalMillis();
         statsLog = every == 0 ? null : boss.next().scheduleAtFixedRate(() -> sequencer.runOnOwner(this::logStats),
                 every, every, TimeUnit.MILLISECONDS);
@@ -181,6 +206,27 @@ public final class OracleServer implements AutoCloseable {
         return state.stats(sessions.size(), refusedConnections.get(), journal.appendedBlocks());
     }
 
+    private void closeMetricsEndpoint() {
+        if (metricsEndpoint != null) {
+            metricsEndpoint.close();
+        }
+    }
+
+    /** Owner thread only: what the meters of {@link OracleMetrics} read. */
+    private OracleMetrics.Snapshot ownMetricsSnapshot() {
+        return new OracleMetrics.Snapshot(ownStats(), sequencer.requestCounts(), sequencer.handshakes());
+    }
+
+    /** This oracle's meters (served on {@code metrics.http.port} when it is set). */
+    public OracleMetrics metrics() {
+        return metrics;
+    }
+
+    /** The port the metrics are served on, or {@link OracleConfig#METRICS_OFF} when they are not. */
+    public int metricsPort() {
+        return metricsEndpoint == null ? OracleConfig.METRICS_OFF : metricsEndpoint.port();
+    }
+
     /**
      * The oracle's counters and state sizes, read by the thread that owns the state between two requests. Waits
      * for that thread up to {@code STATS_TIMEOUT_MILLIS}.
@@ -188,15 +234,20 @@ public final class OracleServer implements AutoCloseable {
      * @throws IllegalStateException if it did not answer in time (the oracle stopped, or is stuck)
      */
     public OracleStats stats() {
-        CompletableFuture<OracleStats> answer = new CompletableFuture<>();
+        return onOwner(this::ownStats, "statistics");
+    }
+
+    /** Reads {@code what} on the thread that owns the state, waiting up to {@code STATS_TIMEOUT_MILLIS}. */
+    private <T> T onOwner(java.util.function.Supplier<T> read, String what) {
+        CompletableFuture<T> answer = new CompletableFuture<>();
         try {
-            sequencer.runOnOwner(() -> answer.complete(ownStats()));
+            sequencer.runOnOwner(() -> answer.complete(read.get()));
             return answer.get(STATS_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             throw new IllegalStateException("the oracle is stopped" + (failure() == null ? "" : ": " + failure()), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while reading the oracle's statistics", e);
+            throw new IllegalStateException("interrupted while reading the oracle's " + what, e);
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("the oracle's state owner did not answer within " + STATS_TIMEOUT_MILLIS
                     + " ms (the oracle stopped, or its sequencer is stuck)"
@@ -320,13 +371,19 @@ public final class OracleServer implements AutoCloseable {
         }
     }
 
+    /** Connections accepted since this oracle started (each got a session). */
+    public long acceptedConnections() {
+        return sessionIds.get();
+    }
+
     /** Connections refused at max.connections since this oracle started. */
     public long refusedConnections() {
         return refusedConnections.get();
     }
 
     ClientSession newSession(Channel channel) {
-        ClientSession s = new ClientSession(sessionIds.incrementAndGet(), channel, log, config);
+        ClientSession s = new ClientSession(sessionIds.incrementAndGet(), channel, log, config,
+                metrics.deltaBytesWithReplies, metrics.deltaBytesPushed);
         sessions.add(s);
         if (failure.get() != null) {
             channel.close(); // accepted while the listener was being closed
@@ -439,6 +496,7 @@ public final class OracleServer implements AutoCloseable {
     @Override
     public void close() {
         OracleStatsMBean.unregister(jmx);
+        closeMetricsEndpoint();
         if (statsLog != null) {
             statsLog.cancel(false);
         }
@@ -460,6 +518,7 @@ public final class OracleServer implements AutoCloseable {
             }
         }
         journal.close();
+        metrics.close();
         LOG.info("status oracle stopped after {} commits and {} aborts", state.commits(), state.aborts());
     }
 }

@@ -4,22 +4,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.lang.management.ManagementFactory;
-import java.util.function.Supplier;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
-/** Serves {@link OracleStatsMXBean} from one snapshot per quarter second: a console reading every attribute asks once. */
+/**
+ * Serves {@link OracleStatsMXBean} from the oracle's meters ({@link OracleMetrics}): JMX and the Prometheus endpoint
+ * show the same figures, read from the sequencer at most every quarter second.
+ */
 final class OracleStatsMBean implements OracleStatsMXBean {
     private static final Logger LOG = LoggerFactory.getLogger(OracleStatsMBean.class);
-    private static final long FRESH_NANOS = 250_000_000L;
 
-    private final Supplier<OracleStats> source;
-    private OracleStats cached; // guarded by this
-    private long cachedAtNanos;
+    private final OracleMetrics metrics;
 
-    OracleStatsMBean(Supplier<OracleStats> source) {
-        this.source = source;
+    OracleStatsMBean(OracleMetrics metrics) {
+        this.metrics = metrics;
     }
 
     /** The name the oracle listening on {@code port} registers under. */
@@ -31,15 +30,15 @@ final class OracleStatsMBean implements OracleStatsMXBean {
         }
     }
 
-    /** Registers the statistics of {@code server}; returns the name, or null if JMX refused (logged, not fatal). */
-    static ObjectName register(OracleServer server, int port) {
+    /** Registers the figures of {@code metrics}; returns the name, or null if JMX refused (logged, not fatal). */
+    static ObjectName register(OracleMetrics metrics, int port) {
         ObjectName name = name(port);
         try {
             MBeanServer mbeans = ManagementFactory.getPlatformMBeanServer();
             if (mbeans.isRegistered(name)) {
                 mbeans.unregisterMBean(name); // left by an oracle of this JVM that was not closed (tests)
             }
-            mbeans.registerMBean(new OracleStatsMBean(server::stats), name);
+            mbeans.registerMBean(new OracleStatsMBean(metrics), name);
             return name;
         } catch (JMException e) {
             LOG.warn("oracle statistics not available over JMX as {}: {}", name, e.toString());
@@ -58,102 +57,97 @@ final class OracleStatsMBean implements OracleStatsMXBean {
         }
     }
 
-    private synchronized OracleStats stats() {
-        long now = System.nanoTime();
-        if (cached == null || now - cachedAtNanos > FRESH_NANOS) {
-            cached = source.get();
-            cachedAtNanos = now;
-        }
-        return cached;
+    private long count(String name, String... tags) {
+        return (long) metrics.value(name, tags);
     }
 
     @Override
     public long getBegins() {
-        return stats().begins();
+        return count(OracleMetrics.BEGINS);
     }
 
     @Override
     public long getRefusedBegins() {
-        return stats().refusedBegins();
+        return count(OracleMetrics.BEGINS_REFUSED);
     }
 
     @Override
     public long getCommits() {
-        return stats().commits();
+        return count(OracleMetrics.COMMITS);
     }
 
     @Override
     public long getAborts() {
-        return stats().aborts();
+        return (long) metrics.sum(OracleMetrics.ABORTS);
     }
 
     @Override
     public long getConflictAborts() {
-        return stats().conflictAborts();
+        return count(OracleMetrics.ABORTS, "reason", "conflict");
     }
 
     @Override
     public long getTooOldAborts() {
-        return stats().tooOldAborts();
+        return count(OracleMetrics.ABORTS, "reason", "too_old");
     }
 
     @Override
     public long getDisconnectAborts() {
-        return stats().disconnectAborts();
+        return count(OracleMetrics.ABORTS, "reason", "disconnect");
     }
 
     @Override
     public long getExpiredAborts() {
-        return stats().expiredAborts();
+        return count(OracleMetrics.ABORTS, "reason", "expired");
     }
 
     @Override
     public int getRunningTransactions() {
-        return stats().running();
+        return (int) count(OracleMetrics.RUNNING);
     }
 
     @Override
     public int getAbortedSetSize() {
-        return stats().abortedSet();
+        return (int) count(OracleMetrics.ABORTED);
     }
 
     @Override
     public int getAbortedRanges() {
-        return stats().abortedRanges();
+        return (int) count(OracleMetrics.ABORTED_RANGES);
     }
 
     @Override
     public int getRecentCommits() {
-        return stats().recentCommits();
+        return (int) count(OracleMetrics.RECENT_COMMITS);
     }
 
     @Override
     public long getLastTimestamp() {
-        return stats().lastTimestamp();
+        return count(OracleMetrics.TIMESTAMP_LAST);
     }
 
     @Override
     public long getTMax() {
-        return stats().tMax();
+        return count(OracleMetrics.TMAX);
     }
 
     @Override
     public long getLowWatermark() {
-        return stats().lowWatermark();
+        return count(OracleMetrics.LOW_WATERMARK);
     }
 
     @Override
     public int getConnections() {
-        return stats().connections();
+        return (int) count(OracleMetrics.CONNECTIONS);
     }
 
     @Override
     public long getRefusedConnections() {
-        return stats().refusedConnections();
+        return count(OracleMetrics.CONNECTIONS_REFUSED);
     }
 
     @Override
     public long getJournalBlocks() {
-        return stats().journalBlocks();
+        return count(OracleMetrics.JOURNAL_BLOCKS);
     }
 }

@@ -2,7 +2,8 @@ package io.sibyl.oracle;
 
 /**
  * The status oracle's figures over JMX, as {@code io.sibyl:type=StatusOracle,port=PORT} (see {@link OracleStats} for
- * what each one means). Read by the oracle's own state owner, at most a quarter of a second old.
+ * what each one means). The values of the oracle's meters ({@link OracleMetrics}), as its Prometheus endpoint serves
+ * them: read by the oracle's own state owner, at most a quarter of a second old.
  */
 public interface OracleStatsMXBean {
     long getBegins();

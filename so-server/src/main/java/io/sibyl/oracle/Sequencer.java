@@ -60,6 +60,13 @@ final class Sequencer implements Runnable {
     private final Executor inlineOwner;
     /** Requests handled since the last seal: bounds how long replies wait while input keeps coming. */
     private int requestsInBlock;
+    /** Requests decided by wire type code, since start; plain longs, copied on this thread for a scrape. */
+    private final long[] requestCounts = new long[Wire.COMMIT_CERTIFIED + 1];
+    private long handshakes;
+    /** When the block's first BEGIN and first COMMIT were decided ({@link OracleMetrics#NONE}: none yet). */
+    private long firstBeginNanos = OracleMetrics.NONE;
+    private long firstCommitNanos = OracleMetrics.NONE;
+    private final OracleMetrics metrics;
     /** The oracle's fatal-error path, for an Error in the decision loop. */
     private FatalErrorListener onFatal = (reason, cause) -> LOG.error("fatal: {}", reason, cause);
     /** The admin secret ({@code admin.secret.file}), or null: then no connection can be admin. */
@@ -72,7 +79,8 @@ final class Sequencer implements Runnable {
      * {@code lease}: while it does not hold, replies that need no journal write are held ({@link ReplyHold}).
      */
     Sequencer(OracleState state, Journal journal, ReplicationLog log, OracleConfig config, ByteBufAllocator alloc,
-              Executor inlineOwner, ServingLease lease) {
+              Executor inlineOwner, ServingLease lease, OracleMetrics metrics) {
+        this.metrics = metrics;
         this.inline = inlineOwner != null;
         this.inlineOwner = inlineOwner;
         this.state = state;
@@ -218,6 +226,7 @@ final class Sequencer implements Runnable {
 
     private void hello(ClientSession session) {
         state.connect(session.id, session.identity);
+        handshakes++;
         session.startCursor = log.tail();
         handshakeCursorUsers++;
         ByteBuf out = out(session);
@@ -246,6 +255,9 @@ final class Sequencer implements Runnable {
             }
             switch (type) {
                 case Wire.BEGIN -> {
+                    if (firstBeginNanos == OracleMetrics.NONE) {
+                        firstBeginNanos = System.nanoTime(); // once per block: the latency sample is per block
+                    }
                     long ts = state.begin(session.id);
                     ByteBuf out = out(session);
                     if (ts == OracleState.OWNER_OVERLOADED) {
@@ -351,6 +363,7 @@ final class Sequencer implements Runnable {
                 }
                 default -> throw new ProtocolException("unknown message type " + type); // validated before
             }
+            requestCounts[type]++; // after the switch: an unknown type threw there
             if (++requestsInBlock >= config.maxBlockRecords()) {
                 sealBlock(); // replies so far leave now, so the client works while we go on
             }
@@ -363,6 +376,9 @@ final class Sequencer implements Runnable {
      * max.write.set.rows, like a write set.
      */
     private void commit(ClientSession session, long id, ByteBuf in, boolean certified) {
+        if (firstCommitNanos == OracleMetrics.NONE) {
+            firstCommitNanos = System.nanoTime(); // once per block: the latency sample is per block
+        }
         long startTs = Varints.readUnsigned(in);
         int at = in.readerIndex();
         int writes = skipRows(in); // each list at most the frame's bytes / 8 (FrameValidator)
@@ -508,11 +524,17 @@ final class Sequencer implements Runnable {
     }
 
     private void sealBlock() {
+        int requests = requestsInBlock;
+        long firstBegin = firstBeginNanos;
+        long firstCommit = firstCommitNanos;
         requestsInBlock = 0;
+        firstBeginNanos = OracleMetrics.NONE;
+        firstCommitNanos = OracleMetrics.NONE;
         byte[] block = state.sealBlock();
         if (block == null && touched.isEmpty()) {
             return;
         }
+        long sealedNanos = System.nanoTime();
         int n = touched.size();
         ClientSession[] sessions = touched.toArray(new ClientSession[n]);
         ByteBuf[] replies = new ByteBuf[n];
@@ -539,7 +561,15 @@ final class Sequencer implements Runnable {
         };
         // A block without records was not written: its replies (begins, queries) leave only while the lease holds.
         boolean journaled = block != null;
-        journal.append(block, () -> replyHold.release(release, journaled));
+        int blockBytes = journaled ? block.length : 0;
+        journal.append(block, () -> {
+            long durableNanos = System.nanoTime();
+            metrics.blockDurable(requests, blockBytes, sealedNanos, durableNanos);
+            replyHold.release(() -> {
+                metrics.repliesReleased(durableNanos, System.nanoTime(), firstBegin, firstCommit);
+                release.run();
+            }, journaled);
+        });
         if (journal.wantsCheckpoint()) {
             // Here, and only here, the state is exactly what the journal holds: nothing decided since the append.
             journal.appendCheckpoint(state.checkpoint());
@@ -555,6 +585,16 @@ final class Sequencer implements Runnable {
         state.stopCleanly();
         sealBlock();
         journal.append(null, onDurable); // a barrier: durable once every block before it is
+    }
+
+    /** Owner thread: requests decided so far, indexed by wire type code (a copy). */
+    long[] requestCounts() {
+        return requestCounts.clone();
+    }
+
+    /** Owner thread: handshakes decided so far. */
+    long handshakes() {
+        return handshakes;
     }
 
     /** Frames waiting for the sequencer. */

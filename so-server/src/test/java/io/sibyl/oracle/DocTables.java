@@ -34,4 +34,48 @@ public final class DocTables {
         }
         return out;
     }
+
+    /**
+     * The cells of each row of every table in the section under {@code heading} (up to the next heading of its level)
+     * whose header row starts with {@code header}; rows whose first cell is code ({@code | `...`}), backticks kept.
+     *
+     * @throws IllegalStateException if the document has no such heading
+     */
+    public static List<String[]> rows(Path doc, String heading, String header) throws IOException {
+        List<String> lines = Files.readAllLines(doc, StandardCharsets.UTF_8);
+        int i = lines.indexOf(heading);
+        if (i < 0) {
+            throw new IllegalStateException(doc + " has no " + heading);
+        }
+        String level = heading.substring(0, heading.indexOf(' ') + 1);
+        List<String[]> out = new java.util.ArrayList<>();
+        boolean inTable = false;
+        for (i++; i < lines.size() && !lines.get(i).startsWith(level); i++) {
+            String line = lines.get(i);
+            if (line.startsWith(header)) {
+                inTable = true;
+            } else if (!line.startsWith("|")) {
+                inTable = false;
+            } else if (inTable && line.startsWith("| `")) {
+                String[] cells = line.split("\\s*\\|\\s*");
+                out.add(java.util.Arrays.copyOfRange(cells, 1, cells.length));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The metric names that start with {@code prefix} in the tables of docs/operations.md's Metrics section, labels
+     * ({@code {type}}) left out.
+     */
+    public static java.util.Set<String> metricNames(String prefix) throws IOException {
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        for (String[] row : rows(Path.of("..", "docs", "operations.md"), "## Metrics", "| metric")) {
+            String name = row[0].replace("`", "").replaceAll("\\{.*", "");
+            if (name.startsWith(prefix)) {
+                names.add(name);
+            }
+        }
+        return names;
+    }
 }

@@ -225,6 +225,29 @@ class OracleConfigTest {
     }
 
     @Test
+    void metricsHttpPortIsOffByDefaultKeptByCopiesAndBadValuesAreRefusedWithTheKeyNamed() {
+        assertEquals(OracleConfig.METRICS_OFF, OracleConfig.defaults().metricsHttpPort());
+        Properties p = new Properties();
+        p.setProperty("metrics.http.port", "9464");
+        OracleConfig c = OracleConfig.fromProperties(p);
+        assertEquals(9464, c.metricsHttpPort());
+        assertEquals(9464, c.withPort(5).withCapacities(64, 4, 16).withIdleTimeout(0).metricsHttpPort(),
+                "copies keep it");
+        assertTrue(c.describe().get("metrics.http.port").startsWith("9464 "));
+        assertEquals(0, OracleConfig.defaults().withMetricsHttpPort(0).metricsHttpPort(), "0 picks a free port");
+        for (String bad : new String[] {"-2", "65536", "prometheus"}) {
+            Properties q = new Properties();
+            q.setProperty("metrics.http.port", bad);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> OracleConfig.fromProperties(q), "metrics.http.port=" + bad);
+            assertTrue(e.getMessage().contains("metrics.http.port"), e.getMessage());
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> OracleConfig.defaults().withMetricsHttpPort(70000));
+        assertTrue(e.getMessage().contains("-1 (off), 0 (pick a free port) or 1 to 65535"), e.getMessage());
+    }
+
+    @Test
     void defaultTablesFitAOneGigabyteHeapButNotA256MbOne() {
         OracleConfig d = OracleConfig.defaults();
         long tables = OracleState.footprintBytes(d);

@@ -1,5 +1,7 @@
 package io.sibyl.oracle.ha;
 
+import io.micrometer.core.instrument.Timer;
+import io.sibyl.oracle.OracleMetrics;
 import io.sibyl.oracle.OracleServer;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import io.sibyl.oracle.journal.JournalClients;
@@ -73,6 +75,12 @@ class ZooKeeperDisconnectHoldTest {
                     link.restore();
                     long start = answer.get(30, TimeUnit.SECONDS);
                     assertTrue(start > first, "the held begin got a fresh timestamp: " + start + " > " + first);
+                    // The hold shows in the metrics: the begin's block waited at least the 1.5 s checked above.
+                    Timer hold = server.metrics().registry().get(OracleMetrics.REPLY_HOLD).timer();
+                    assertTrue(hold.max(TimeUnit.MILLISECONDS) >= 1500, "reply hold max " + hold.max(
+                            TimeUnit.MILLISECONDS) + " ms");
+                    assertTrue(server.metrics().registry().get(OracleMetrics.BEGIN_LATENCY).timer()
+                            .max(TimeUnit.MILLISECONDS) >= 1500, "the held begin's latency counts the hold");
                     assertEquals(Wire.COMMITTED, client.commit(start, 2).type(), "and its transaction commits");
                     assertTrue(client.begin() > start, "later begins are answered at once");
                 }
