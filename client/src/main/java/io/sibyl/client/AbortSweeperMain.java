@@ -36,7 +36,11 @@ public final class AbortSweeperMain {
         System.exit(run(args, System.out, System.err));
     }
 
-    static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
+    /**
+     * Runs one sweep with {@code args} as {@link #main} takes them, writing to {@code out} and {@code err}; returns
+     * the exit status (public for {@code bin/sibyl sweep}, which runs it in its own process).
+     */
+    public static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
         Configuration conf = HBaseConfiguration.create();
         Set<TableName> excluded = new HashSet<>();
         Set<TableName> only = new HashSet<>();

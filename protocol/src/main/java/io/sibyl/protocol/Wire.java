@@ -83,6 +83,17 @@ public final class Wire {
      * granules of what it writes, whatever its isolation, since a serializable reader must see every writer.
      */
     public static final byte COMMIT_CERTIFIED = 10;
+    /**
+     * Admin only: asks for the oracle's figures (no body); answered with {@link #ORACLE_STATUS}, or
+     * {@link #ERR_FORBIDDEN} without the admin role. Added to version 6 without changing it: an older oracle closes
+     * the connection as malformed. {@code bin/sibyl status} sends it.
+     */
+    public static final byte ORACLE_STATUS_QUERY = 11;
+    /**
+     * Admin only: lists the running transactions, oldest first; body {@code varint limit} (at most that many are
+     * listed); answered with {@link #RUNNING_LIST}, or {@link #ERR_FORBIDDEN}. {@code bin/sibyl transactions}.
+     */
+    public static final byte RUNNING_QUERY = 12;
 
     // oracle -> client
     public static final byte HELLO = 32;
@@ -99,6 +110,10 @@ public final class Wire {
      * rises, so a stale value is merely conservative for garbage collection.
      */
     public static final byte WATERMARK = 40;
+    /** The oracle's figures, each a name and a value ({@link AdminReplies}): the answer to {@link #ORACLE_STATUS_QUERY}. */
+    public static final byte ORACLE_STATUS = 41;
+    /** Running transactions, oldest first ({@link AdminReplies}): the answer to {@link #RUNNING_QUERY}. */
+    public static final byte RUNNING_LIST = 42;
 
     // reasons carried by ABORTED
     public static final byte ABORT_CONFLICT = 1;

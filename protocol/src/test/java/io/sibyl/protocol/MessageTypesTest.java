@@ -29,6 +29,11 @@ class MessageTypesTest {
         assertEquals(9, Wire.AUTHENTICATE);
         assertEquals(10, Wire.COMMIT_CERTIFIED);
         assertEquals(4, Wire.ABORT_READ_CONFLICT);
+        // Admin requests, added to version 6 without changing it (an older oracle refuses them as malformed).
+        assertEquals(11, Wire.ORACLE_STATUS_QUERY);
+        assertEquals(12, Wire.RUNNING_QUERY);
+        assertEquals(41, Wire.ORACLE_STATUS);
+        assertEquals(42, Wire.RUNNING_LIST);
         assertEquals(6, Wire.VERSION, "HELLO carries a nonce for AUTHENTICATE since version 6");
         Set<Byte> all = new HashSet<>();
         for (byte b : requests) {
@@ -38,7 +43,9 @@ class MessageTypesTest {
             all.add(b);
         }
         assertTrue(all.add(Wire.WATERMARK_QUERY) && all.add(Wire.WATERMARK) && all.add(Wire.RANGE_CLEANED_UP)
-                        && all.add(Wire.AUTHENTICATE) && all.add(Wire.COMMIT_CERTIFIED),
+                        && all.add(Wire.AUTHENTICATE) && all.add(Wire.COMMIT_CERTIFIED)
+                        && all.add(Wire.ORACLE_STATUS_QUERY) && all.add(Wire.RUNNING_QUERY)
+                        && all.add(Wire.ORACLE_STATUS) && all.add(Wire.RUNNING_LIST),
                 "no code is used twice");
     }
 }

@@ -29,8 +29,9 @@ final class FrameValidator {
                             + " number requests from 1");
                 }
                 switch (type) {
-                    case Wire.BEGIN, Wire.WATERMARK_QUERY -> {
+                    case Wire.BEGIN, Wire.WATERMARK_QUERY, Wire.ORACLE_STATUS_QUERY -> {
                     }
+                    case Wire.RUNNING_QUERY -> Varints.readUnsigned(in); // the limit: any value is well-formed
                     case Wire.COMMIT -> {
                         timestamp(in);
                         rows(in, "rows");

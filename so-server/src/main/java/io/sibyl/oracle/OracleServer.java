@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -126,6 +128,7 @@ public final class OracleServer implements AutoCloseable {
         this.sequencer = new Sequencer(state, journal, log, config, PooledByteBufAllocator.DEFAULT,
                 inline ? workers.next() : null, lease, metrics);
         sequencer.onFatalError(this::fatalError);
+        sequencer.describeConnectionsWith(this::connectionAddresses);
         if (inline) {
             sequencerThread = null;
         } else {
@@ -395,6 +398,15 @@ public final class OracleServer implements AutoCloseable {
         if (sessions.remove(s)) {
             admitted.decrementAndGet();
         }
+    }
+
+    /** Open client connections by number (the owner of their transactions): remote address, for the admin. */
+    private Map<Integer, String> connectionAddresses() {
+        Map<Integer, String> addresses = new HashMap<>();
+        for (ClientSession s : sessions) {
+            addresses.put(s.id, String.valueOf(s.channel.remoteAddress()));
+        }
+        return addresses;
     }
 
     /** Open client connections. */

@@ -704,6 +704,11 @@ public final class OracleState {
         return running.capacityPerOwner();
     }
 
+    /** Calls {@code sink} with each transaction started and not finished, oldest first, until it returns false. */
+    public void forEachRunning(RunningTransactions.LiveSink sink) {
+        running.forEachLive(sink);
+    }
+
     public int recentCommitCount() {
         return commits.size();
     }

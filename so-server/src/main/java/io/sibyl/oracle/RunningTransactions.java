@@ -345,6 +345,26 @@ public final class RunningTransactions {
         return head < tail ? startTs[(int) (head & mask)] : ifEmpty;
     }
 
+    /**
+     * Calls {@code sink} with each transaction not finished, oldest first, until it returns false (the admin's list of
+     * running transactions; O(ring), so not for the request path).
+     */
+    public void forEachLive(LiveSink sink) {
+        for (long index = head; index < tail; index++) {
+            int i = (int) (index & mask);
+            if (states[i] != DONE && !sink.live(startTs[i], owners[i], states[i])) {
+                return;
+            }
+        }
+    }
+
+    /** Receives a transaction not finished: its start timestamp, owner and state ({@link #RUNNING}, ...). */
+    @FunctionalInterface
+    public interface LiveSink {
+        /** Returns false to stop. */
+        boolean live(long ts, int owner, int state);
+    }
+
     /** Receives a timestamp. */
     @FunctionalInterface
     public interface TimestampSink {

@@ -13,9 +13,11 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * The oracle's single decision maker. I/O threads hand it validated frames; it applies them to the
@@ -73,6 +75,8 @@ final class Sequencer implements Runnable {
     private final byte[] adminSecret;
     /** The client secret ({@code client.secret.file}), or null: then clients need not authenticate. */
     private final byte[] clientSecret;
+    /** Answers the admin's status and running-transaction requests. */
+    private final AdminRequests adminRequests;
 
     /**
      * {@code inlineOwner}: in inline mode, the single I/O thread's executor (it owns the state); null otherwise.
@@ -93,7 +97,13 @@ final class Sequencer implements Runnable {
                 : SecretProof.readSecret(Path.of(config.adminSecretFile()), "admin.secret.file");
         this.clientSecret = config.clientSecretFile().isEmpty() ? null
                 : SecretProof.readSecret(Path.of(config.clientSecretFile()), "client.secret.file");
+        this.adminRequests = new AdminRequests(state);
         journal.checkpointsFollow();
+    }
+
+    /** Where the admin's requests learn the open connections (by number: address); set by the server. */
+    void describeConnectionsWith(Supplier<Map<Integer, String>> connections) {
+        adminRequests.describeConnectionsWith(connections);
     }
 
     /** Where an Error in the decision loop is reported (the server's fatal path); set before the first request. */
@@ -360,6 +370,18 @@ final class Sequencer implements Runnable {
                     out.writeByte(Wire.WATERMARK);
                     Varints.writeUnsigned(out, id);
                     Varints.writeUnsigned(out, state.lowWatermark());
+                }
+                case Wire.ORACLE_STATUS_QUERY, Wire.RUNNING_QUERY -> {
+                    long limit = type == Wire.RUNNING_QUERY ? Varints.readUnsigned(in) : 0;
+                    if (!session.admin) {
+                        forbidden(session, id, "only the admin role may ask for the oracle's status and its running"
+                                + " transactions: give bin/sibyl the oracle's admin secret (--admin-secret-file, the"
+                                + " oracle's admin.secret.file)");
+                    } else if (type == Wire.ORACLE_STATUS_QUERY) {
+                        adminRequests.status(out(session), id);
+                    } else {
+                        adminRequests.running(out(session), id, limit);
+                    }
                 }
                 default -> throw new ProtocolException("unknown message type " + type); // validated before
             }

@@ -3,6 +3,7 @@ package io.sibyl.oracle;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.util.ResourceLeakDetector;
+import io.sibyl.protocol.AdminReplies;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
@@ -768,6 +769,14 @@ class OracleSurvivesRandomFramesTest {
                         long id = Varints.readUnsigned(f);
                         byte code = f.readByte();
                         msgs.add(new Msg(type, id, code, Frames.readString(f, Frames.MAX_ERROR_TEXT), 0, 0));
+                    }
+                    // Admin replies: the decoded body as text, and the running list's total as the value.
+                    case Wire.ORACLE_STATUS -> msgs.add(new Msg(type, Varints.readUnsigned(f), (byte) 0,
+                            AdminReplies.readStatus(f).toString(), 0, 0));
+                    case Wire.RUNNING_LIST -> {
+                        long id = Varints.readUnsigned(f);
+                        AdminReplies.RunningList list = AdminReplies.readRunning(f);
+                        msgs.add(new Msg(type, id, (byte) 0, list.oldest().toString(), list.total(), 0));
                     }
                     default -> fail("the oracle sent message type " + type);
                 }

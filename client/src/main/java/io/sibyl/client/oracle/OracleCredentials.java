@@ -66,8 +66,8 @@ public final class OracleCredentials {
         return tls;
     }
 
-    /** The TLS settings (for messages). */
-    TlsSettings tlsSettings() {
+    /** The TLS settings (for messages, and for bin/sibyl's own connection to the oracle). */
+    public TlsSettings tlsSettings() {
         return tlsSettings;
     }
 

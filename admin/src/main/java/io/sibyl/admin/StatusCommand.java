@@ -1,0 +1,99 @@
+package io.sibyl.admin;
+
+import io.sibyl.oracle.ha.ElectionOrder;
+import io.sibyl.protocol.LeaderRecord;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code bin/sibyl status}: the oracle group in ZooKeeper (leader, epoch, candidates) and the leader's figures. */
+@Command(name = "status", mixinStandardHelpOptions = true,
+        header = "The oracle group: leader, epoch, candidates, and the leader's figures.",
+        description = {"Shows the oracle group: the leader (address, epoch, owner) from the leader znode, the"
+                + " candidates in the election, and, with the admin secret, what the leader reports: last timestamp,"
+                + " T_max, low watermark, running and aborted transactions, aborted ranges, connections.",
+                "Exit status: 0 an oracle answered, 1 none leads or it did not answer, 2 wrong options."})
+final class StatusCommand implements Callable<Integer> {
+    @Mixin
+    ClusterOptions cluster;
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        cluster.requireOracle("status");
+        PrintWriter out = spec.commandLine().getOut();
+        String host;
+        int port;
+        if (cluster.hasZooKeeper()) {
+            try (ZooKeeper zk = cluster.zooKeeper()) {
+                LeaderRecord leader = cluster.leader(zk);
+                out.println("oracle group: ZooKeeper " + cluster.zkConnect + ", leader znode " + cluster.leaderZnode);
+                printCandidates(zk, out, leader);
+                if (leader == null) {
+                    out.flush();
+                    throw new CliException(cluster.noLeader());
+                }
+                out.println("  leader:     " + leader.address() + " (epoch " + leader.epoch() + ", owner "
+                        + leader.owner() + ")");
+                host = leader.host();
+                port = leader.port();
+            }
+        } else {
+            String[] hostPort = ClusterOptions.splitAddress(cluster.oracleAddress);
+            host = hostPort[0];
+            port = Integer.parseInt(hostPort[1]);
+        }
+        byte[] secret = cluster.adminSecretOrNull();
+        if (secret == null) {
+            out.println("oracle " + host + ":" + port + ": give --admin-secret-file=FILE (the oracle's"
+                    + " admin.secret.file) to see T_max, the low watermark, set sizes and connections");
+            return 0;
+        }
+        try (AdminConnection c = AdminConnection.open(host, port, cluster.tls(), secret, cluster.timeoutMillis)) {
+            Map<String, Long> figures = c.status();
+            out.println("oracle " + host + ":" + port + ":");
+            for (Map.Entry<String, Long> f : figures.entrySet()) {
+                out.printf("  %-26s %d%n", f.getKey(), f.getValue());
+            }
+        }
+        return 0;
+    }
+
+    /** The election's candidates in line, each with the owner name its znode holds; the first leads. */
+    private void printCandidates(ZooKeeper zk, PrintWriter out, LeaderRecord leader) throws InterruptedException {
+        List<String> candidates;
+        try {
+            candidates = ElectionOrder.of(zk.getChildren(cluster.electionZnode, false)).candidates();
+        } catch (KeeperException.NoNodeException e) {
+            out.println("  candidates: none (no " + cluster.electionZnode + "; oracles with ha=false do not join an"
+                    + " election)");
+            return;
+        } catch (KeeperException e) {
+            out.println("  candidates: cannot read " + cluster.electionZnode + " (" + e.getMessage() + ")");
+            return;
+        }
+        out.println("  candidates: " + candidates.size() + " in line");
+        for (int i = 0; i < candidates.size(); i++) {
+            String owner;
+            try {
+                byte[] data = zk.getData(cluster.electionZnode + "/" + candidates.get(i), false, null);
+                owner = data == null ? "?" : new String(data, StandardCharsets.UTF_8).trim();
+            } catch (KeeperException e) {
+                owner = "(gone)";
+            }
+            boolean leads = leader != null && owner.equals(leader.owner());
+            out.println("    " + (i + 1) + ". " + owner + (leads ? "  (leader)" : i == 0 ? "  (taking over)"
+                    : "  (standby)"));
+        }
+    }
+}
