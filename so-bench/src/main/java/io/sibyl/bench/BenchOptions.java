@@ -254,7 +254,7 @@ final class BenchOptions {
         }
     }
 
-    private static long whole(String name, String v, long min, long max) throws UsageException {
+    static long whole(String name, String v, long min, long max) throws UsageException {
         double d = multiplied(name, v);
         if (d != Math.rint(d) || d < min || d > max) {
             throw new UsageException("--" + name + " must be a whole number from " + min + " to " + max
@@ -264,7 +264,7 @@ final class BenchOptions {
     }
 
     /** A number with an optional k / M / G suffix (thousands, millions, billions). */
-    private static double multiplied(String name, String v) throws UsageException {
+    static double multiplied(String name, String v) throws UsageException {
         String s = v.replace("_", "");
         double factor = 1;
         if (!s.isEmpty()) {
@@ -282,7 +282,7 @@ final class BenchOptions {
         return decimal(name, s) * factor;
     }
 
-    private static double decimal(String name, String v) throws UsageException {
+    static double decimal(String name, String v) throws UsageException {
         try {
             double d = Double.parseDouble(v);
             if (Double.isNaN(d) || Double.isInfinite(d)) {
