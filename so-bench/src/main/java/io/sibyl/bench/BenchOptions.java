@@ -96,41 +96,16 @@ final class BenchOptions {
 
     static BenchOptions parse(String[] args) throws UsageException {
         BenchOptions o = new BenchOptions();
-        for (String arg : args) {
-            if (arg.equals("--help") || arg.equals("-h")) {
-                o.help = true;
-                return o;
-            }
+        if (CommandLineFlags.asksForHelp(args)) {
+            o.help = true;
+            return o;
         }
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (!arg.startsWith("--") || arg.length() == 2) {
-                throw new UsageException("unexpected argument '" + arg + "' (flags start with --)");
-            }
-            String name = arg.substring(2);
-            String value = null;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            }
-            if (name.equals("in-process")) {
-                if (value != null) {
-                    throw new UsageException("--in-process takes no value");
-                }
+        for (CommandLineFlags.Flag f : CommandLineFlags.split(args, Set.of("in-process"), VALUED_FLAGS)) {
+            if (f.name().equals("in-process")) {
                 o.oracleHost = null;
-                continue;
+            } else {
+                o.set(f.name(), f.value());
             }
-            if (!VALUED_FLAGS.contains(name)) {
-                throw new UsageException("unknown flag --" + name);
-            }
-            if (value == null) {
-                if (i + 1 >= args.length) {
-                    throw new UsageException("--" + name + " needs a value");
-                }
-                value = args[++i];
-            }
-            o.set(name, value.trim());
         }
         o.validate();
         return o;

@@ -1,10 +1,8 @@
 package io.sibyl.bench;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 
 /** The settings of one so-bench-clients sweep, parsed from {@code --flag value} or {@code --flag=value} arguments. */
@@ -69,59 +67,15 @@ final class ClientsOptions {
 
     static ClientsOptions parse(String[] args) throws UsageException {
         ClientsOptions o = new ClientsOptions();
-        Map<String, List<String>> flags = flags(args, Set.of("decode-deltas"));
-        if (flags.containsKey("help")) {
+        if (CommandLineFlags.asksForHelp(args)) {
             o.help = true;
             return o;
         }
-        for (Map.Entry<String, List<String>> e : flags.entrySet()) {
-            for (String v : e.getValue()) {
-                o.set(e.getKey(), v);
-            }
+        for (CommandLineFlags.Flag f : CommandLineFlags.split(args, Set.of("decode-deltas"), VALUED_FLAGS)) {
+            o.set(f.name(), f.value());
         }
         o.validate();
         return o;
-    }
-
-    /**
-     * Splits {@code --name value} / {@code --name=value} arguments by name, in order; {@code switches} take no value.
-     * {@code --help} anywhere wins.
-     */
-    private static Map<String, List<String>> flags(String[] args, Set<String> switches) throws UsageException {
-        Map<String, List<String>> flags = new LinkedHashMap<>();
-        for (String arg : args) {
-            if (arg.equals("--help") || arg.equals("-h")) {
-                return Map.of("help", List.of());
-            }
-        }
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (!arg.startsWith("--") || arg.length() == 2) {
-                throw new UsageException("unexpected argument '" + arg + "' (flags start with --)");
-            }
-            String name = arg.substring(2);
-            String value = null;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            }
-            if (switches.contains(name)) {
-                if (value != null) {
-                    throw new UsageException("--" + name + " takes no value");
-                }
-                value = "true";
-            } else if (!VALUED_FLAGS.contains(name)) {
-                throw new UsageException("unknown flag --" + name);
-            } else if (value == null) {
-                if (i + 1 >= args.length) {
-                    throw new UsageException("--" + name + " needs a value");
-                }
-                value = args[++i];
-            }
-            flags.computeIfAbsent(name, k -> new ArrayList<>()).add(value.trim());
-        }
-        return flags;
     }
 
     private void set(String name, String v) throws UsageException {

@@ -1,10 +1,8 @@
 package io.sibyl.bench;
 
-import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import org.junit.jupiter.api.Test;
 
-import java.util.Properties;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -18,13 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DriverLoadTest {
     @Test
     void lightConnectionsCommitAndCountWhatTheyReceive() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("host", "127.0.0.1");
-        p.setProperty("port", "0");
-        p.setProperty("conflict.table.rows", "65536");
-        p.setProperty("recent.commits.capacity", "65536");
-        p.setProperty("max.running.transactions", "65536");
-        OracleServer server = OracleServer.startInMemory(OracleConfig.fromProperties(p));
+        OracleServer server = SmallOracle.start();
         try (DriverLoad load = DriverLoad.connect(new DriverLoad.Settings("127.0.0.1", server.port(), 3, 12, 0, 8,
                 1_000_000, true))) {
             load.start();
