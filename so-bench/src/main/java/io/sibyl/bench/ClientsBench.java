@@ -5,10 +5,10 @@ import org.HdrHistogram.Histogram;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -300,7 +300,7 @@ public final class ClientsBench {
 
         private Driver(Process process) {
             this.process = process;
-            this.commands = new java.io.OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+            this.commands = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
             Thread reader = new Thread(this::readLines, "driver-" + process.pid() + "-output");
             reader.setDaemon(true);
             reader.start();

@@ -3,6 +3,7 @@ package io.sibyl.bench;
 import org.HdrHistogram.Histogram;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Locale;
@@ -73,7 +74,7 @@ record DriverResult(int connections, long elapsedNanos, long cpuNanos, int lostC
     private static String histogram(Histogram h) {
         ByteBuffer buffer = ByteBuffer.allocate(h.getNeededByteBufferCapacity());
         int length = h.encodeIntoCompressedByteBuffer(buffer);
-        return Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(buffer.array(), length));
+        return Base64.getEncoder().encodeToString(Arrays.copyOf(buffer.array(), length));
     }
 
     private static Histogram histogram(Map<String, String> v, String key) {

@@ -13,6 +13,7 @@ import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 
 import java.io.IOException;
+import java.util.Arrays;
 
 /**
  * One oracle connection of so-bench-clients: the real handshake, real {@code BEGIN} and {@code COMMIT} requests and
@@ -63,7 +64,7 @@ final class LightConnection extends SimpleChannelInboundHandler<ByteBuf> {
 
     /** Registers the slots that will use this connection, before the load starts; returns their request ids. */
     int addSlot(Replies slot) {
-        Replies[] grown = java.util.Arrays.copyOf(slots, slots.length + 1);
+        Replies[] grown = Arrays.copyOf(slots, slots.length + 1);
         grown[slots.length] = slot;
         slots = grown;
         return slots.length;

@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
  * A {@code bin/so-server} started for one point of so-bench-clients, on a free port, with its output in a file: a
  * fresh oracle per point, so that one point's connections and garbage do not weigh on the next one's memory figure.
  */
-final class OracleProcess implements AutoCloseable {
+final class OracleProcess {
     private static final Pattern READY = Pattern.compile("(?m)^READY port=(\\d+)");
     private static final long READY_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
 
@@ -128,10 +128,5 @@ final class OracleProcess implements AutoCloseable {
 
     Path log() {
         return log;
-    }
-
-    @Override
-    public void close() throws InterruptedException {
-        stop(false);
     }
 }
