@@ -28,7 +28,8 @@ class DriverLoadTest {
             assertTrue(c.committed() >= 300, "commits: " + c);
             assertEquals(0, c.errors(), load.metrics().firstError());
             ReceiveCounters.Snapshot r = result.received();
-            assertTrue(r.startReplies() >= c.committed(), "every commit was begun: " + r);
+            // A slot's first STARTED may arrive before the window opens: at most one per slot (12) is not counted.
+            assertTrue(r.startReplies() + 12 >= c.committed(), "every commit was begun: " + r);
             assertTrue(r.deltaBytes() > 0 && r.deltaRecords() > 0, "commits of the other connections arrive: " + r);
             assertTrue(r.bytes() > r.deltaBytes(), r.toString());
 
