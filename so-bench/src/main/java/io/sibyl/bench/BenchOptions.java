@@ -96,41 +96,16 @@ final class BenchOptions {
 
     static BenchOptions parse(String[] args) throws UsageException {
         BenchOptions o = new BenchOptions();
-        for (String arg : args) {
-            if (arg.equals("--help") || arg.equals("-h")) {
-                o.help = true;
-                return o;
-            }
+        if (CommandLineFlags.asksForHelp(args)) {
+            o.help = true;
+            return o;
         }
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (!arg.startsWith("--") || arg.length() == 2) {
-                throw new UsageException("unexpected argument '" + arg + "' (flags start with --)");
-            }
-            String name = arg.substring(2);
-            String value = null;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            }
-            if (name.equals("in-process")) {
-                if (value != null) {
-                    throw new UsageException("--in-process takes no value");
-                }
+        for (CommandLineFlags.Flag f : CommandLineFlags.split(args, Set.of("in-process"), VALUED_FLAGS)) {
+            if (f.name().equals("in-process")) {
                 o.oracleHost = null;
-                continue;
+            } else {
+                o.set(f.name(), f.value());
             }
-            if (!VALUED_FLAGS.contains(name)) {
-                throw new UsageException("unknown flag --" + name);
-            }
-            if (value == null) {
-                if (i + 1 >= args.length) {
-                    throw new UsageException("--" + name + " needs a value");
-                }
-                value = args[++i];
-            }
-            o.set(name, value.trim());
         }
         o.validate();
         return o;
@@ -254,7 +229,7 @@ final class BenchOptions {
         }
     }
 
-    private static long whole(String name, String v, long min, long max) throws UsageException {
+    static long whole(String name, String v, long min, long max) throws UsageException {
         double d = multiplied(name, v);
         if (d != Math.rint(d) || d < min || d > max) {
             throw new UsageException("--" + name + " must be a whole number from " + min + " to " + max
@@ -264,7 +239,7 @@ final class BenchOptions {
     }
 
     /** A number with an optional k / M / G suffix (thousands, millions, billions). */
-    private static double multiplied(String name, String v) throws UsageException {
+    static double multiplied(String name, String v) throws UsageException {
         String s = v.replace("_", "");
         double factor = 1;
         if (!s.isEmpty()) {
@@ -282,7 +257,7 @@ final class BenchOptions {
         return decimal(name, s) * factor;
     }
 
-    private static double decimal(String name, String v) throws UsageException {
+    static double decimal(String name, String v) throws UsageException {
         try {
             double d = Double.parseDouble(v);
             if (Double.isNaN(d) || Double.isInfinite(d)) {

@@ -3,11 +3,9 @@ package io.sibyl.bench;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.sibyl.client.oracle.OracleClient;
-import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import org.junit.jupiter.api.Test;
 
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -17,13 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class LoadDriverTest {
     @Test
     void closedLoopCommitsAndCountsAborts() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("host", "127.0.0.1");
-        p.setProperty("port", "0");
-        p.setProperty("conflict.table.rows", "65536");
-        p.setProperty("recent.commits.capacity", "65536");
-        p.setProperty("max.running.transactions", "65536");
-        OracleServer server = OracleServer.startInMemory(OracleConfig.fromProperties(p));
+        OracleServer server = SmallOracle.start();
         EventLoopGroup group = new NioEventLoopGroup(1);
         OracleClient[] clients = new OracleClient[2];
         try {
