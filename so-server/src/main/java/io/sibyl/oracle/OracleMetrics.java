@@ -107,7 +107,9 @@ public final class OracleMetrics implements AutoCloseable {
     public static final String DELTA_BYTES = "sibyl.oracle.delta.bytes";
 
     /** Wire request types by their code, as the {@code type} tag of {@link #REQUESTS} names them. */
-    private static final String[] REQUEST_TYPES = new String[Wire.COMMIT_CERTIFIED + 1];
+    /** Slots of the per-type request counts: one past the highest request type the oracle accepts. */
+    static final int REQUEST_TYPE_SLOTS = Wire.RUNNING_QUERY + 1;
+    private static final String[] REQUEST_TYPES = new String[REQUEST_TYPE_SLOTS];
 
     static {
         REQUEST_TYPES[Wire.BEGIN] = "begin";
@@ -120,6 +122,8 @@ public final class OracleMetrics implements AutoCloseable {
         REQUEST_TYPES[Wire.RANGE_CLEANED_UP] = "range_cleaned_up";
         REQUEST_TYPES[Wire.AUTHENTICATE] = "authenticate";
         REQUEST_TYPES[Wire.COMMIT_CERTIFIED] = "commit_certified";
+        REQUEST_TYPES[Wire.ORACLE_STATUS_QUERY] = "oracle_status_query";
+        REQUEST_TYPES[Wire.RUNNING_QUERY] = "running_query";
     }
 
     /** Latency buckets: from the microseconds of an in-memory journal to the seconds of a held lease. */

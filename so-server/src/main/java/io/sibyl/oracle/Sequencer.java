@@ -63,7 +63,7 @@ final class Sequencer implements Runnable {
     /** Requests handled since the last seal: bounds how long replies wait while input keeps coming. */
     private int requestsInBlock;
     /** Requests decided by wire type code, since start; plain longs, copied on this thread for a scrape. */
-    private final long[] requestCounts = new long[Wire.COMMIT_CERTIFIED + 1];
+    private final long[] requestCounts = new long[OracleMetrics.REQUEST_TYPE_SLOTS];
     private long handshakes;
     /** When the block's first BEGIN and first COMMIT were decided ({@link OracleMetrics#NONE}: none yet). */
     private long firstBeginNanos = OracleMetrics.NONE;
