@@ -133,11 +133,6 @@ public final class LocalSnapshots {
         });
     }
 
-    /** True while an anchor is current (snapshots were taken in the last {@link #IDLE_NANOS}). */
-    public synchronized boolean hasAnchor() {
-        return current != null;
-    }
-
     private Lease lease(Anchor a) {
         a.users++;
         long s = Math.max(client.replica().highestTimestampApplied(), a.startTs);
