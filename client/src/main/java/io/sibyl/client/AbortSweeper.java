@@ -2,6 +2,7 @@ package io.sibyl.client;
 
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.protocol.AbortedRange;
+import io.sibyl.protocol.Timestamps;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.TableName;
@@ -268,7 +269,8 @@ public final class AbortSweeper {
                 for (Result r : scanner) {
                     Delete d = null;
                     for (Cell cell : r.rawCells()) {
-                        if (range.isInDoubt(cell.getTimestamp())) {
+                        // A fast-path version in the range committed at its own timestamp: never in doubt.
+                        if (range.isInDoubt(cell.getTimestamp()) && !Timestamps.isSelfCommitted(cell.getTimestamp())) {
                             if (d == null) {
                                 d = new Delete(r.getRow()).setDurability(durability);
                             }

@@ -2,6 +2,7 @@ package io.sibyl.gc;
 
 import io.sibyl.client.oracle.CommitReplica;
 import io.sibyl.protocol.AbortedRange;
+import io.sibyl.protocol.Timestamps;
 
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -62,6 +63,9 @@ final class GcHorizon {
     }
 
     Verdict judge(long writerTs) {
+        if (Timestamps.isSelfCommitted(writerTs)) {
+            return writerTs < lowWatermark ? Verdict.SHADOWS : Verdict.KEEP; // committed at its own version
+        }
         // T_max first: a replica that has T_max above a writer has applied the writer's COMMIT or ABORT (the oracle
         // aborts a running writer before announcing a T_max past it), so "not committed, not aborted" below it
         // means committed long ago or forgotten after clean-up, never "running" or "not heard of yet".

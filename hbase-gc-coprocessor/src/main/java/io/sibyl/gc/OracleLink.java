@@ -8,6 +8,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -324,6 +325,27 @@ final class OracleLink {
         } catch (Throwable e) { // caught, or the executor would stop running the check
             LOG.warn("cannot check the garbage collector's connection to the status oracle ({})", key, e);
         }
+    }
+
+    /** A fast-path ticket and the replica of the connection that gave it, which holds every decision below it. */
+    record Ticket(long ticket, CommitReplica replica) {
+    }
+
+    /**
+     * Asks the oracle for a fast-path ticket ({@code OracleClient#ticket}) for {@code rowIds} and {@code granules};
+     * fails if no connection opens within the watermark timeout.
+     */
+    CompletableFuture<Ticket> ticket(long[] rowIds, long[] granules) {
+        OracleClient client;
+        try {
+            client = openClient();
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (client == null) {
+            return CompletableFuture.failedFuture(new IOException(problem));
+        }
+        return client.ticket(rowIds, granules).thenApply(t -> new Ticket(t, client.replica()));
     }
 
     /** The open client, waiting up to the timeout for an attempt under way; null if there is none. */

@@ -66,7 +66,7 @@ public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserv
         }
         tally = countInto(regionEnv);
         try {
-            Map<String, String> properties = tableProperties(region.getTableDescriptor());
+            Map<String, String> properties = tableProperties(region.getTableDescriptor(), getClass().getName());
             GcSettings settings = GcSettings.from(env.getConfiguration(), properties);
             if (settings.enabled()) {
                 link = OracleLink.acquire(GcSettings.oracleLookup(env.getConfiguration(), properties), settings);
@@ -97,10 +97,10 @@ public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserv
         }
     }
 
-    /** This collector's properties on the table descriptor; none when it is loaded for every region. */
-    private static Map<String, String> tableProperties(TableDescriptor table) {
+    /** A coprocessor's properties on the table descriptor; none when it is loaded for every region. */
+    static Map<String, String> tableProperties(TableDescriptor table, String coprocessor) {
         for (CoprocessorDescriptor c : table.getCoprocessorDescriptors()) {
-            if (c.getClassName().equals(SibylGcCoprocessor.class.getName())) {
+            if (c.getClassName().equals(coprocessor)) {
                 return c.getProperties();
             }
         }

@@ -94,6 +94,17 @@ public final class Wire {
      * listed); answered with {@link #RUNNING_LIST}, or {@link #ERR_FORBIDDEN}. {@code bin/sibyl transactions}.
      */
     public static final byte RUNNING_QUERY = 12;
+    /**
+     * A region server commits a single-row transaction itself (the fast path): body two lists, each {@code varint n,
+     * n x int64}, the rows written and the range granules written, recorded in the conflict table as if committed at
+     * the timestamp the oracle hands out for it (so that a transaction that started before it and writes one of those
+     * rows, or read one as a serializable transaction, aborts). Answered with {@link #TICKETED} carrying that timestamp,
+     * the ticket {@code t}; the write then takes version {@link Timestamps#selfCommittedVersion t + 1}, which no
+     * other timestamp of the oracle can be ({@link Timestamps}). Nothing is journaled: a recovered oracle hands out
+     * timestamps above every one handed out before, and its conflict table starts at that T_max. Added to version 6
+     * without changing it: an older oracle closes the connection as malformed.
+     */
+    public static final byte TICKET = 13;
 
     // oracle -> client
     public static final byte HELLO = 32;
@@ -114,6 +125,11 @@ public final class Wire {
     public static final byte ORACLE_STATUS = 41;
     /** Running transactions, oldest first ({@link AdminReplies}): the answer to {@link #RUNNING_QUERY}. */
     public static final byte RUNNING_LIST = 42;
+    /**
+     * The answer to {@link #TICKET}: {@code varint ticket}. Like {@link #STARTED} it leaves with the block, so the
+     * delta before it holds every decision below the ticket; unlike it, nothing is registered as running.
+     */
+    public static final byte TICKETED = 43;
 
     // reasons carried by ABORTED
     public static final byte ABORT_CONFLICT = 1;

@@ -42,6 +42,10 @@ final class FrameValidator {
                         rows(in, "rows and ranges read");
                         rows(in, "ranges written");
                     }
+                    case Wire.TICKET -> {
+                        rows(in, "rows written");
+                        rows(in, "ranges written");
+                    }
                     case Wire.ABORT, Wire.CLEANED_UP, Wire.FINISH, Wire.QUERY -> timestamp(in);
                     case Wire.RANGE_CLEANED_UP -> {
                         long from = Varints.readUnsigned(in);

@@ -5,6 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.sibyl.oracle.journal.Checkpoint;
 import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockWriter;
+import io.sibyl.protocol.Timestamps;
 import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -85,6 +86,7 @@ public final class OracleState {
     private long tMax;
     private long announcedTmax;
     private long commitCount;
+    private long ticketCount;
     /** Consumes {@link ConflictTable#prefetch}'s result so the JIT cannot drop the loads. */
     private long prefetchSink;
     private long abortCount;
@@ -260,13 +262,14 @@ public final class OracleState {
         out.writeBytes(rangesForHello);
     }
 
+    /** The next multiple of {@link Timestamps#STEP}: the numbers between are left to fast-path versions. */
     private long nextTimestamp() {
-        long ts = ++clock;
+        long ts = clock = Timestamps.nextAbove(clock);
         if (ts > reservedUpTo) {
             // Compared before adding: a sum past Long.MAX_VALUE would journal a negative limit, and recovery would
             // restart the clock below timestamps already handed out.
             if (reservationBlock >= DecisionBlockWriter.MAX_TIMESTAMP - ts) {
-                clock--;
+                clock = ts - Timestamps.STEP;
                 throw new IllegalStateException("timestamp space exhausted: no block of " + reservationBlock
                         + " timestamps fits above " + ts);
             }
@@ -378,6 +381,22 @@ public final class OracleState {
         block.commit(startTs, commitTs);
         commitCount++;
         return commitTs;
+    }
+
+    /**
+     * A region server's single-row commit ({@link io.sibyl.protocol.Wire#TICKET}): the first {@code count} ids are
+     * recorded as committed at a fresh timestamp, which is returned. A transaction that started before it and wrote one
+     * of them, or read one (serializable), then aborts at its commit; one that starts after it sees the write, whose
+     * version is just above the ticket. Nothing else is kept: the write is judged by its version alone.
+     */
+    public long ticket(long[] ids, int count) {
+        long ticket = nextTimestamp();
+        for (int i = 0; i < count; i++) {
+            conflicts.record(ids[i], ticket);
+        }
+        tMax = Math.max(tMax, conflicts.tMax());
+        ticketCount++;
+        return ticket;
     }
 
     /**
@@ -719,6 +738,11 @@ public final class OracleState {
 
     public long aborts() {
         return abortCount;
+    }
+
+    /** Fast-path tickets handed out ({@link #ticket}). */
+    public long tickets() {
+        return ticketCount;
     }
 
     /**

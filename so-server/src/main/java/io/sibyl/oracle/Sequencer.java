@@ -307,6 +307,7 @@ final class Sequencer implements Runnable {
                         Varints.writeUnsigned(out, ts);
                     }
                 }
+                case Wire.TICKET -> ticket(session, id, in);
                 case Wire.COMMIT -> commit(session, id, in, false);
                 case Wire.COMMIT_CERTIFIED -> commit(session, id, in, true);
                 case Wire.ABORT -> abort(session, id, Varints.readUnsigned(in));
@@ -438,6 +439,33 @@ final class Sequencer implements Runnable {
         }
         in.readerIndex(end);
         reply(out, id, startTs, state.commit(startTs, rows, writes, reads, granules));
+    }
+
+    /**
+     * TICKET: a region server's single-row commit. The rows and ranges it writes are recorded at a fresh timestamp,
+     * answered as a start timestamp is (the reply leaves with the block, so its delta holds every decision below it).
+     */
+    private void ticket(ClientSession session, long id, ByteBuf in) {
+        int at = in.readerIndex();
+        int writes = skipRows(in);
+        int granules = skipRows(in);
+        ByteBuf out = out(session);
+        if ((long) writes + granules > config.maxWriteSetRows()) {
+            Frames.writeError(out, id, Wire.ERR_TOO_LARGE, "ticket for " + writes + " rows and " + granules
+                    + " ranges exceeds max.write.set.rows=" + config.maxWriteSetRows());
+            return;
+        }
+        if (rows.length < writes + granules) {
+            rows = new long[Math.max(writes + granules, rows.length * 2)];
+        }
+        int end = in.readerIndex();
+        in.readerIndex(at);
+        readRows(in, readRows(in, 0));
+        in.readerIndex(end);
+        long ts = state.ticket(rows, writes + granules);
+        out.writeByte(Wire.TICKETED);
+        Varints.writeUnsigned(out, id);
+        Varints.writeUnsigned(out, ts);
     }
 
     private static int skipRows(ByteBuf in) {

@@ -3,6 +3,7 @@ package io.sibyl.oracle;
 import io.netty.buffer.Unpooled;
 import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockReader;
+import io.sibyl.protocol.Timestamps;
 import io.sibyl.protocol.Wire;
 import org.junit.jupiter.api.Test;
 
@@ -80,10 +81,10 @@ class OracleStateRecoveryTest {
         OracleState s = recovered(config);
         s.sealBlock();
         long t = s.begin(1);
-        assertEquals(1001, t, "the first timestamp after recovery");
+        assertEquals(1002, t, "the first timestamp after recovery: the next multiple of the step");
         long c = commit(s, t, 42);
-        assertEquals(1002, c);
-        assertEquals(List.of("R" + (1001 + config.timestampReservationBlock()), "C1001>1002", "|"),
+        assertEquals(1004, c);
+        assertEquals(List.of("R" + (1002 + config.timestampReservationBlock()), "C1002>1004", "|"),
                 records(s.sealBlock()), "the first new timestamp journals a new reservation");
         assertEquals(Wire.STATUS_COMMITTED, s.status(t));
     }
@@ -165,7 +166,7 @@ class OracleStateRecoveryTest {
         OracleState s = new OracleState(OracleConfig.defaults(), 0, 0, NONE, NONE, NONE, List.of());
         assertEquals(List.of(), s.abortedRanges());
         assertEquals(List.of(), records(s.sealBlock()));
-        assertEquals(1, s.begin(1));
+        assertEquals(Timestamps.STEP, s.begin(1));
     }
 
     @Test

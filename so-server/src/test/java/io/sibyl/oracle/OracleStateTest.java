@@ -2,6 +2,7 @@ package io.sibyl.oracle;
 
 import io.netty.buffer.Unpooled;
 import io.sibyl.protocol.DecisionBlockReader;
+import io.sibyl.protocol.Timestamps;
 import io.sibyl.protocol.Wire;
 import org.junit.jupiter.api.Test;
 
@@ -545,5 +546,24 @@ class OracleStateTest {
         assertTrue(s.tMax() > committed);
         assertEquals(Wire.STATUS_COMMITTED_LONG_AGO, s.status(committed));
         assertEquals(Wire.STATUS_ABORTED, s.status(aborted));
+    }
+
+    @Test
+    void aFastPathTicketConflictsWithWritersAndReadersThatStartedBeforeItAndNoLaterOnes() {
+        OracleState s = new OracleState(ROOMY);
+        long before = s.begin(1);
+        long serializableReader = s.begin(1);
+        long ticket = s.ticket(rows(7, 70), 2);
+        long after = s.begin(1);
+        assertTrue(ticket > before && after > Timestamps.selfCommittedVersion(ticket),
+                "the write's version lies between the two snapshots: " + before + " < " + ticket + " < " + after);
+        assertEquals(0, ticket % Timestamps.STEP, "tickets are ordinary timestamps");
+        assertEquals(OracleState.CONFLICT, commit(s, before, 7), "wrote row 7 concurrently with the fast path");
+        assertEquals(OracleState.READ_CONFLICT, s.commit(serializableReader, rows(8, 7), 1, 1, 0),
+                "read row 7 before the fast-path write");
+        assertTrue(commit(s, after, 7) > after, "began after the write: sees it, no conflict");
+        assertEquals(List.of("A" + before, "A" + serializableReader, "C" + after + ">" + (after + Timestamps.STEP)),
+                records(s.sealBlock()), "nothing of the ticket itself is journaled");
+        assertEquals(1, s.tickets());
     }
 }

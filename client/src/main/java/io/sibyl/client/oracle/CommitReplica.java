@@ -3,6 +3,7 @@ package io.sibyl.client.oracle;
 import io.netty.buffer.ByteBuf;
 import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockReader;
+import io.sibyl.protocol.Timestamps;
 import io.sibyl.protocol.DecisionVisitor;
 import io.sibyl.protocol.SingleWriterLongLongMap;
 import io.sibyl.protocol.SingleWriterLongSet;
@@ -217,6 +218,9 @@ public final class CommitReplica implements DecisionVisitor {
         if (writerTs == readerTs) {
             return Visibility.VISIBLE;
         }
+        if (Timestamps.isSelfCommitted(writerTs)) {
+            return writerTs < readerTs ? Visibility.VISIBLE : Visibility.INVISIBLE; // committed at its version
+        }
         for (int spins = 0; ; spins++) {
             int before = version;
             if ((before & 1) == 0) {
@@ -238,6 +242,9 @@ public final class CommitReplica implements DecisionVisitor {
      * committed may have had versions that it overwrote after the read fetched them.
      */
     public Visibility committedBefore(long writerTs, long tMaxBefore, long decidedBefore) {
+        if (Timestamps.isSelfCommitted(writerTs)) {
+            return Visibility.VISIBLE; // a fast-path version is in HBase only once committed
+        }
         for (int spins = 0; ; spins++) {
             int before = version;
             if ((before & 1) == 0) {
@@ -369,6 +376,9 @@ public final class CommitReplica implements DecisionVisitor {
 
     /** True if the replica knows {@code writerTs} aborted. */
     public boolean isAborted(long writerTs) {
+        if (Timestamps.isSelfCommitted(writerTs)) {
+            return false;
+        }
         for (int spins = 0; ; spins++) {
             int before = version;
             if ((before & 1) == 0) {

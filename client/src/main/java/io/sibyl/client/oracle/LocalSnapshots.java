@@ -6,10 +6,11 @@ import java.util.concurrent.CompletableFuture;
  * Snapshots of read-only transactions taken from one connection's replica, with no round trip to the oracle
  * (docs/architecture.md, "Read-only transactions from the replica").
  *
- * <p>A snapshot {@code S} sees exactly the transactions committed at or below {@code S}. It is the highest timestamp
- * in the decisions the replica applied, or the anchor's start timestamp if higher: the oracle decides in timestamp
- * order and its blocks arrive in order, so every commit at or below {@code S} is already in the replica, and any later
- * commit gets a higher timestamp. Its freshness is {@link OracleClient#freshAsOfNanos()}: every commit acknowledged
+ * <p>A snapshot {@code S} sees exactly the transactions committed at or below {@code S} (and the fast-path versions
+ * below it). It is the highest timestamp in the decisions the replica applied, or the highest start timestamp or
+ * ticket answered on the connection ({@link OracleClient#snapshotPoint()}, at least the anchor's) if higher: the
+ * oracle decides in timestamp order and its blocks arrive in order before the answers, so every commit at or below
+ * {@code S} is already in the replica, and any later commit gets a higher timestamp. Its freshness is {@link OracleClient#freshAsOfNanos()}: every commit acknowledged
  * anywhere before then is in the replica, so in the snapshot.
  *
  * <p>The <em>anchor</em> is an ordinary read-only transaction begun at the oracle on this connection and kept
@@ -135,7 +136,8 @@ public final class LocalSnapshots {
 
     private Lease lease(Anchor a) {
         a.users++;
-        long s = Math.max(client.replica().highestTimestampApplied(), a.startTs);
+        // Read after the freshness (the I/O thread sets the point first), so at least as fresh as that.
+        long s = Math.max(Math.max(client.replica().highestTimestampApplied(), a.startTs), client.snapshotPoint());
         return new Lease(a, s);
     }
 

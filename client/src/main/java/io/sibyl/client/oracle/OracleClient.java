@@ -73,6 +73,11 @@ public final class OracleClient implements AutoCloseable {
     private volatile long startReplies;
     /** Highest start or commit timestamp in a reply on this connection (written by its I/O thread). */
     private volatile long highestReplyTimestamp;
+    /**
+     * The highest start timestamp or ticket whose reply was applied: a consistent snapshot (every commit below it is in
+     * the replica), as fresh as {@link #freshAsOfNanos}. Written only on the I/O thread.
+     */
+    private volatile long snapshotPoint;
     /** When the last frame arrived: the oracle sends one at least every second while the connection lives. */
     private volatile long lastHeardNanos = System.nanoTime();
     /**
@@ -279,6 +284,18 @@ public final class OracleClient implements AutoCloseable {
         return submit(r);
     }
 
+    /**
+     * Asks for a fast-path ticket (a region server's single-row commit, {@link Wire#TICKET}): {@code rowIds} and
+     * {@code granules} are recorded as written at the ticket, with which the request completes; the write's version is
+     * {@link io.sibyl.protocol.Timestamps#selfCommittedVersion}. The replica holds every decision below the ticket by
+     * then.
+     */
+    public CompletableFuture<Long> ticket(long[] rowIds, long[] granules) {
+        Request r = new Request(Wire.TICKET, 0, rowIds);
+        r.granules = granules;
+        return submit(r);
+    }
+
     /** Aborts a transaction that wrote something; its versions must then be removed and {@link #cleanedUp} sent. */
     public CompletableFuture<Void> abort(long startTs) {
         return submit(new Request(Wire.ABORT, startTs, null));
@@ -345,9 +362,18 @@ public final class OracleClient implements AutoCloseable {
     }
 
     /**
-     * When ({@link System#nanoTime}) the newest request whose started, committed or aborted reply has been applied left
-     * this client: the replica holds every commit acknowledged anywhere (to any client) before that moment, since the
-     * reply's metadata reaches at least to the block its request was decided in.
+     * A timestamp at which the replica holds a consistent snapshot: the highest start timestamp or ticket whose reply
+     * was applied. It is above every commit and fast-path write acknowledged anywhere before {@link #freshAsOfNanos}.
+     */
+    public long snapshotPoint() {
+        return snapshotPoint;
+    }
+
+    /**
+     * When ({@link System#nanoTime}) the newest request whose started or ticket reply has been applied left this
+     * client: the replica holds every commit acknowledged anywhere (to any client) before that moment, since the
+     * reply's metadata reaches at least to the block its request was decided in, and {@link #snapshotPoint()} is above
+     * every commit and fast-path write acknowledged by then.
      */
     public long freshAsOfNanos() {
         return freshAsOfNanos;
@@ -496,7 +522,7 @@ public final class OracleClient implements AutoCloseable {
                 for (long word : r.rows) {
                     frame.writeLong(word); // the proof
                 }
-            } else if (r.type != Wire.BEGIN && r.type != Wire.WATERMARK_QUERY) {
+            } else if (r.type != Wire.BEGIN && r.type != Wire.WATERMARK_QUERY && r.type != Wire.TICKET) {
                 Varints.writeUnsigned(frame, r.ts);
             }
             if (r.type == Wire.RANGE_CLEANED_UP) {
@@ -506,6 +532,9 @@ public final class OracleClient implements AutoCloseable {
             } else if (r.type == Wire.COMMIT_CERTIFIED) {
                 writeRows(frame, r.rows);
                 writeRows(frame, r.reads);
+                writeRows(frame, r.granules);
+            } else if (r.type == Wire.TICKET) {
+                writeRows(frame, r.rows);
                 writeRows(frame, r.granules);
             }
             if (r.type != Wire.FINISH) {
@@ -623,11 +652,12 @@ public final class OracleClient implements AutoCloseable {
                         delta = in.readSlice(len);
                     }
                     case Wire.STARTED, Wire.COMMITTED, Wire.ACK, Wire.ABORTED, Wire.STATUS, Wire.ERROR,
-                         Wire.WATERMARK -> {
+                         Wire.WATERMARK, Wire.TICKETED -> {
                         long id = Varints.readUnsigned(in);
                         long value = 0;
                         switch (type) {
-                            case Wire.STARTED, Wire.COMMITTED, Wire.WATERMARK -> value = Varints.readUnsigned(in);
+                            case Wire.STARTED, Wire.COMMITTED, Wire.WATERMARK, Wire.TICKETED ->
+                                    value = Varints.readUnsigned(in);
                             case Wire.ABORTED -> value = in.readByte();
                             case Wire.STATUS -> {
                                 byte code = in.readByte();
@@ -643,7 +673,8 @@ public final class OracleClient implements AutoCloseable {
                         if (type == Wire.STARTED && r != null) {
                             r.registerReader(value);
                         }
-                        if ((type == Wire.STARTED || type == Wire.COMMITTED) && value > highestReplyTimestamp) {
+                        if ((type == Wire.STARTED || type == Wire.COMMITTED || type == Wire.TICKETED)
+                                && value > highestReplyTimestamp) {
                             highestReplyTimestamp = value;
                         }
                         add(type, id, value);
@@ -723,9 +754,14 @@ public final class OracleClient implements AutoCloseable {
                 return;
             }
             CommitReplica r = replica;
-            if ((type == Wire.STARTED || type == Wire.COMMITTED || type == Wire.ABORTED)
-                    && req.sentNanos - freshAsOfNanos > 0) {
-                // A decision's reply carries the metadata up to its own block, sealed after the request arrived.
+            if ((type == Wire.STARTED || type == Wire.TICKETED) && req.sentNanos - freshAsOfNanos > 0) {
+                // The reply carries the metadata up to its own block, sealed after the request arrived, and a
+                // timestamp handed out after it arrived: a snapshot there holds every commit acknowledged, and every
+                // fast-path write acknowledged (its ticket is below), before the request left. Set before the
+                // freshness, which readers check first.
+                if (value > snapshotPoint) {
+                    snapshotPoint = value;
+                }
                 freshAsOfNanos = req.sentNanos;
             }
             switch (type) {
@@ -733,6 +769,7 @@ public final class OracleClient implements AutoCloseable {
                     startReplies++;
                     req.future.complete(value);
                 }
+                case Wire.TICKETED -> req.future.complete(value);
                 case Wire.COMMITTED -> {
                     r.unregisterReader(req.ts);
                     req.future.complete(value);
