@@ -66,6 +66,8 @@ public class TTable implements Closeable {
     /** The table's durability as of the last look at its descriptor (from which a transaction's writes get theirs). */
     private volatile Durability durability = Durability.USE_DEFAULT;
     private volatile boolean closed;
+    /** Single-row transactions: the fast path when the table offers it. */
+    private final SingleRowWrites singleRow;
     /** HBase's configured write timeouts of the connection, which the writes of a transaction only ever lower. */
     private final int operationTimeoutMillis;
     private final int writeRpcTimeoutMillis;
@@ -89,6 +91,7 @@ public class TTable implements Closeable {
         this.maxCellSize = connection.getConfiguration().getInt(ConnectionConfiguration.MAX_KEYVALUE_SIZE_KEY,
                 ConnectionConfiguration.MAX_KEYVALUE_SIZE_DEFAULT);
         this.families = openFamilies();
+        this.singleRow = new SingleRowWrites(tableName, connection);
     }
 
     /** {@link #readFamilies()} for the constructor: a failure there is most often an HBase that cannot be reached. */
@@ -292,6 +295,55 @@ public class TTable implements Closeable {
         }
         own.checkResolvedInTime(); // finished, ending or too old meanwhile: the snapshot may have shifted
         return out;
+    }
+
+    // ---- single-row transactions -----------------------------------------------------------------------------
+
+    /**
+     * Writes one row as a transaction of its own and returns once it committed. When the table loads the fast-path
+     * coprocessor ({@code io.sibyl.gc.SibylFastPathCoprocessor}), the row's region server commits it, with no round
+     * trip between this client and the oracle; otherwise, or when the region server declines (a concurrent writer of
+     * the row), it runs as an ordinary transaction, retried on conflicts as {@link TransactionManager#run} does.
+     * Either way it has snapshot isolation with every other transaction (docs/user-guide.md, Fast paths).
+     *
+     * @throws RollbackException if, on the ordinary path, it kept conflicting until the retries were used up
+     */
+    public void put(TransactionManager tm, Put put) throws IOException, RollbackException {
+        Arguments.required(put, "put", "pass the Put to write");
+        requireManager(tm);
+        validate(put);
+        singleRow.put(tm, put, TableWrites.durability(durability), tx -> put(tx, put));
+    }
+
+    /**
+     * Deletes columns of one row as a transaction of its own, as {@link #put(TransactionManager, Put)} writes: a
+     * delete of named columns takes the fast path when the table offers it; a delete of whole families or of the row
+     * reads the row first, so it runs as an ordinary transaction.
+     */
+    public void delete(TransactionManager tm, Delete delete) throws IOException, RollbackException {
+        Arguments.required(delete, "delete", "pass the Delete to apply");
+        requireManager(tm);
+        validate(delete);
+        Put tombstones = new Put(delete.getRow());
+        boolean namedColumnsOnly = true;
+        for (Map.Entry<byte[], List<Cell>> f : delete.getFamilyCellMap().entrySet()) {
+            for (Cell c : f.getValue()) {
+                namedColumnsOnly &= c.getType() != Cell.Type.DeleteFamily;
+                tombstones.addColumn(f.getKey(), CellUtil.cloneQualifier(c), Tombstones.VALUE);
+            }
+        }
+        if (!namedColumnsOnly || tombstones.isEmpty()) {
+            SingleRowWrites.runOrdinary(tm, tx -> delete(tx, delete));
+            return;
+        }
+        singleRow.put(tm, tombstones, TableWrites.durability(durability), tx -> delete(tx, delete));
+    }
+
+    private static void requireManager(TransactionManager tm) {
+        if (tm == null) {
+            throw new NullPointerException("transaction manager is null: pass the TransactionManager the single-row"
+                    + " transaction runs with");
+        }
     }
 
     /** Reads of the latest state before {@link #getLatest} takes a snapshot from the oracle instead. */

@@ -121,6 +121,11 @@ public final class TransactionManager implements AutoCloseable {
     private final CommitProtocol commits;
     private final ClientMetrics metrics;
     private volatile boolean closed;
+    /**
+     * When this client's last fast-path write was acknowledged ({@link System#nanoTime}): a read-only snapshot must
+     * be fresher than that to include it, since its version is above no timestamp this client has seen.
+     */
+    private volatile long fastPathCommittedNanos = System.nanoTime() - 86_400_000_000_000L;
 
     private TransactionManager(Connection connection, boolean ownsConnection, OracleConnection oracle,
                                ClientSettings settings) {
@@ -255,7 +260,8 @@ public final class TransactionManager implements AutoCloseable {
      */
     public Transaction beginReadOnly() {
         checkOpen();
-        long stalenessNanos = settings.readOnlyMaxStalenessMillis() * 1_000_000L;
+        long stalenessNanos = Math.min(settings.readOnlyMaxStalenessMillis() * 1_000_000L,
+                Math.max(1, System.nanoTime() - fastPathCommittedNanos));
         long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
         HBaseTransaction tx;
         OracleClient client = null;
@@ -380,6 +386,11 @@ public final class TransactionManager implements AutoCloseable {
         } finally {
             own.releaseClaim();
         }
+    }
+
+    /** A single-row transaction of this client was committed by its region server (the fast path), just now. */
+    void fastPathCommitted() {
+        fastPathCommittedNanos = System.nanoTime();
     }
 
     /**

@@ -99,6 +99,10 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
         return hbase.configuration();
     }
 
+    OracleServer oracle() {
+        return oracle;
+    }
+
     int oraclePort() {
         return oracle.port();
     }

@@ -1,0 +1,167 @@
+package io.sibyl.gc;
+
+import io.sibyl.client.IsolationLevel;
+import io.sibyl.client.RollbackException;
+import io.sibyl.client.TTable;
+import io.sibyl.client.Transaction;
+import io.sibyl.client.TransactionManager;
+import io.sibyl.protocol.Timestamps;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.CoprocessorDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.util.Bytes;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.IOException;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Single-row transactions committed by the region server (SibylFastPathCoprocessor) beside ordinary transactions, on
+ * the minicluster with a real oracle: where their versions fall in snapshots, and write-write and read-write
+ * conflicts with ordinary transactions in both orders.
+ */
+@ExtendWith(GcCluster.class)
+class FastPathTest {
+    private static final byte[] F = Bytes.toBytes("f");
+    private static final byte[] Q = Bytes.toBytes("q");
+
+    private static TableName fastPathTable(String prefix) throws IOException {
+        return GcCluster.get().createTable(prefix, CoprocessorDescriptorBuilder.of(SibylFastPathCoprocessor.class
+                .getName()));
+    }
+
+    private static Put put(String row, String value) {
+        return new Put(Bytes.toBytes(row)).addColumn(F, Q, Bytes.toBytes(value));
+    }
+
+    private static String read(TTable t, Transaction tx, String row) throws IOException {
+        byte[] v = t.get(tx, new Get(Bytes.toBytes(row))).getValue(F, Q);
+        return v == null ? null : Bytes.toString(v);
+    }
+
+    /** The HBase versions of the row's cell, newest first. */
+    private static List<Cell> versions(TableName name, String row) throws IOException {
+        try (Table raw = GcCluster.get().connection().getTable(name)) {
+            return raw.get(new Get(Bytes.toBytes(row)).readAllVersions()).listCells();
+        }
+    }
+
+    @Test
+    void aFastPathPutIsInEverySnapshotBegunAfterItAndInNoneBegunBefore() throws Exception {
+        GcCluster cluster = GcCluster.get();
+        TableName name = fastPathTable("fp_order");
+        try (TransactionManager tm = cluster.manager(); TTable t = new TTable(cluster.connection(), name)) {
+            Transaction before = tm.begin();
+            long commitsBefore = cluster.oracle().stats().commits();
+            t.put(tm, put("r", "fast"));
+            assertEquals(commitsBefore, cluster.oracle().stats().commits(), "no commit request reached the oracle");
+            Transaction after = tm.begin();
+            assertNull(read(t, before, "r"), "begun before the write: never sees it, even reading after it");
+            assertEquals("fast", read(t, after, "r"));
+            long version = versions(name, "r").get(0).getTimestamp();
+            assertTrue(Timestamps.isSelfCommitted(version), "committed at its own version: " + version);
+            assertTrue(before.getStartTimestamp() < version && version < after.getStartTimestamp());
+            tm.rollback(before);
+            tm.rollback(after);
+
+            Transaction readOnly = tm.beginReadOnly();
+            assertEquals("fast", read(t, readOnly, "r"), "a read-only snapshot includes this client's own writes");
+            tm.rollback(readOnly);
+            assertEquals("fast", Bytes.toString(t.getLatest(tm, new Get(Bytes.toBytes("r"))).getValue(F, Q)));
+        }
+    }
+
+    @Test
+    void anOrdinaryWriterThatBeganBeforeAFastPathWriteOfItsRowAborts() throws Exception {
+        GcCluster cluster = GcCluster.get();
+        TableName name = fastPathTable("fp_ww1");
+        try (TransactionManager tm = cluster.manager(); TTable t = new TTable(cluster.connection(), name)) {
+            Transaction ordinary = tm.begin();
+            t.put(tm, put("r", "fast"));
+            t.put(ordinary, put("r", "ordinary"));
+            RollbackException e = assertThrows(RollbackException.class, () -> tm.commit(ordinary));
+            assertEquals(RollbackException.Reason.CONFLICT, e.getReason());
+            Transaction after = tm.begin();
+            assertEquals("fast", read(t, after, "r"));
+            tm.rollback(after);
+        }
+    }
+
+    @Test
+    void aFastPathWriteOfARowWithARunningWriterTakesTheOrdinaryPathAndOneOfTheTwoAborts() throws Exception {
+        GcCluster cluster = GcCluster.get();
+        TableName name = fastPathTable("fp_ww2");
+        Configuration writeThrough = new Configuration(cluster.configuration());
+        writeThrough.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
+        writeThrough.set(TransactionManager.WRITE_BUFFER_BYTES, "0"); // the running writer's version is in HBase
+        try (TransactionManager tm = TransactionManager.create(writeThrough);
+             TTable t = new TTable(tm.getConnection(), name)) {
+            Transaction running = tm.begin();
+            t.put(running, put("r", "ordinary"));
+            t.put(tm, put("r", "single-row"));
+            assertFalse(Timestamps.isSelfCommitted(versions(name, "r").get(0).getTimestamp()),
+                    "the region server declined: the single-row write committed as an ordinary transaction");
+            assertThrows(RollbackException.class, () -> tm.commit(running));
+            Transaction after = tm.begin();
+            assertEquals("single-row", read(t, after, "r"));
+            tm.rollback(after);
+        }
+    }
+
+    @Test
+    void aSerializableTransactionThatReadARowBeforeAFastPathWriteOfItAborts() throws Exception {
+        GcCluster cluster = GcCluster.get();
+        TableName name = fastPathTable("fp_rw");
+        try (TransactionManager tm = cluster.manager(); TTable t = new TTable(cluster.connection(), name)) {
+            Transaction reader = tm.begin(IsolationLevel.SERIALIZABLE);
+            assertNull(read(t, reader, "r"));
+            t.put(tm, put("r", "fast"));
+            t.put(reader, put("other", "depends on r being empty"));
+            RollbackException e = assertThrows(RollbackException.class, () -> tm.commit(reader));
+            assertEquals(RollbackException.Reason.READ_CONFLICT, e.getReason());
+        }
+    }
+
+    @Test
+    void aColumnDeleteTakesTheFastPathAndARowDeleteTheOrdinaryOne() throws Exception {
+        GcCluster cluster = GcCluster.get();
+        TableName name = fastPathTable("fp_delete");
+        try (TransactionManager tm = cluster.manager(); TTable t = new TTable(cluster.connection(), name)) {
+            t.put(tm, put("a", "1"));
+            t.put(tm, put("b", "2"));
+            t.delete(tm, new Delete(Bytes.toBytes("a")).addColumns(F, Q));
+            t.delete(tm, new Delete(Bytes.toBytes("b")));
+            assertTrue(Timestamps.isSelfCommitted(versions(name, "a").get(0).getTimestamp()));
+            assertFalse(Timestamps.isSelfCommitted(versions(name, "b").get(0).getTimestamp()));
+            Transaction after = tm.begin();
+            assertNull(read(t, after, "a"));
+            assertNull(read(t, after, "b"));
+            tm.rollback(after);
+        }
+    }
+
+    @Test
+    void aTableWithoutTheCoprocessorCommitsSingleRowWritesAsOrdinaryTransactions() throws Exception {
+        GcCluster cluster = GcCluster.get();
+        TableName name = cluster.createTable("fp_none", null);
+        try (TransactionManager tm = cluster.manager(); TTable t = new TTable(cluster.connection(), name)) {
+            t.put(tm, put("r", "ordinary"));
+            assertFalse(Timestamps.isSelfCommitted(versions(name, "r").get(0).getTimestamp()));
+            Result r = t.getLatest(tm, new Get(Bytes.toBytes("r")));
+            assertEquals("ordinary", Bytes.toString(r.getValue(F, Q)));
+        }
+    }
+}
