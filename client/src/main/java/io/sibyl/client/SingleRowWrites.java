@@ -5,8 +5,13 @@ import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.Durability;
+import org.apache.hadoop.hbase.client.Append;
+import org.apache.hadoop.hbase.client.Increment;
+import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.util.Bytes;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -44,20 +49,58 @@ final class SingleRowWrites {
     }
 
     /** Commits {@code put} (validated) on its own; {@code ordinary} writes it in a transaction instead. */
-    void put(TransactionManager tm, Put put, Durability durability, TransactionalWrite ordinary)
+    void put(TransactionManager tm, Put put, Durability durability, TransactionalCall<Void> ordinary)
             throws IOException, RollbackException {
-        if (isServed()) {
-            Put marked = FastPathRequest.mark(new Put(put.getRow()));
-            for (Map.Entry<byte[], List<Cell>> f : put.getFamilyCellMap().entrySet()) {
+        Put marked = FastPathRequest.mark(new Put(put.getRow()));
+        for (Map.Entry<byte[], List<Cell>> f : put.getFamilyCellMap().entrySet()) {
+            for (Cell c : f.getValue()) {
+                marked.addColumn(f.getKey(), CellUtil.cloneQualifier(c), UNSET_VERSION, CellUtil.cloneValue(c));
+            }
+        }
+        marked.setDurability(durability);
+        commit(tm, t -> {
+            t.put(marked);
+            return null;
+        }, ordinary);
+    }
+
+    /**
+     * Increments or appends to columns of one row (validated) on its own: the region server reads the committed
+     * values under the row lock. Returns the new values, as HBase's increment and append do.
+     */
+    Result readModifyWrite(TransactionManager tm, Mutation m, Durability durability, TransactionalCall<Result> ordinary)
+            throws IOException, RollbackException {
+        Mutation marked;
+        if (m instanceof Increment inc) {
+            Increment copy = new Increment(inc.getRow());
+            for (Map.Entry<byte[], List<Cell>> f : inc.getFamilyCellMap().entrySet()) {
                 for (Cell c : f.getValue()) {
-                    marked.addColumn(f.getKey(), CellUtil.cloneQualifier(c), UNSET_VERSION, CellUtil.cloneValue(c));
+                    copy.addColumn(f.getKey(), CellUtil.cloneQualifier(c), Bytes.toLong(CellUtil.cloneValue(c)));
                 }
             }
-            marked.setDurability(durability);
+            copy.setReturnResults(true);
+            marked = copy;
+        } else {
+            Append copy = new Append(m.getRow());
+            for (Map.Entry<byte[], List<Cell>> f : m.getFamilyCellMap().entrySet()) {
+                for (Cell c : f.getValue()) {
+                    copy.addColumn(f.getKey(), CellUtil.cloneQualifier(c), CellUtil.cloneValue(c));
+                }
+            }
+            copy.setReturnResults(true);
+            marked = copy;
+        }
+        FastPathRequest.mark(marked).setDurability(durability);
+        return commit(tm, t -> marked instanceof Increment i ? t.increment(i) : t.append((Append) marked), ordinary);
+    }
+
+    private <T> T commit(TransactionManager tm, FastCall<T> fast, TransactionalCall<T> ordinary)
+            throws IOException, RollbackException {
+        if (isServed()) {
             try (Table t = connection.getTable(name)) {
-                t.put(marked);
+                T result = fast.call(t);
                 tm.fastPathCommitted();
-                return;
+                return result;
             } catch (IOException e) {
                 if (!isRefusal(e)) {
                     throw e;
@@ -66,19 +109,18 @@ final class SingleRowWrites {
                         e.getMessage());
             }
         }
-        runOrdinary(tm, ordinary);
+        return runOrdinary(tm, ordinary);
     }
 
-    /** Runs {@code write} as an ordinary transaction of its own ({@link TransactionManager#run}). */
-    static void runOrdinary(TransactionManager tm, TransactionalWrite write) throws IOException, RollbackException {
+    /** Runs {@code call} as an ordinary transaction of its own ({@link TransactionManager#run}). */
+    static <T> T runOrdinary(TransactionManager tm, TransactionalCall<T> call) throws IOException, RollbackException {
         try {
-            tm.run(tx -> {
+            return tm.run(tx -> {
                 try {
-                    write.write(tx);
+                    return call.call(tx);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
-                return null;
             });
         } catch (UncheckedIOException e) {
             throw e.getCause();
@@ -87,8 +129,14 @@ final class SingleRowWrites {
 
     /** The ordinary transaction's part of a single-row write. */
     @FunctionalInterface
-    interface TransactionalWrite {
-        void write(Transaction tx) throws IOException;
+    interface TransactionalCall<T> {
+        T call(Transaction tx) throws IOException;
+    }
+
+    /** The fast path's request to the region server. */
+    @FunctionalInterface
+    private interface FastCall<T> {
+        T call(Table t) throws IOException;
     }
 
     private static boolean isRefusal(Throwable e) {

@@ -312,7 +312,31 @@ public class TTable implements Closeable {
         Arguments.required(put, "put", "pass the Put to write");
         requireManager(tm);
         validate(put);
-        singleRow.put(tm, put, TableWrites.durability(durability), tx -> put(tx, put));
+        singleRow.put(tm, put, TableWrites.durability(durability), tx -> {
+            put(tx, put);
+            return null;
+        });
+    }
+
+    /**
+     * Increments columns of one row as a transaction of its own, as {@link #put(TransactionManager, Put)} writes;
+     * on the fast path the region server reads the committed values under the row lock. Returns the new values.
+     */
+    public Result increment(TransactionManager tm, Increment increment) throws IOException, RollbackException {
+        Arguments.required(increment, "increment", "pass the Increment to apply");
+        requireManager(tm);
+        validateReadModifyWrite(increment);
+        return singleRow.readModifyWrite(tm, increment, TableWrites.durability(durability),
+                tx -> increment(tx, increment));
+    }
+
+    /** Appends to columns of one row as a transaction of its own, as {@link #increment(TransactionManager,
+     * Increment)} does. Returns the new values. */
+    public Result append(TransactionManager tm, Append append) throws IOException, RollbackException {
+        Arguments.required(append, "append", "pass the Append to apply");
+        requireManager(tm);
+        validateReadModifyWrite(append);
+        return singleRow.readModifyWrite(tm, append, TableWrites.durability(durability), tx -> append(tx, append));
     }
 
     /**
@@ -333,10 +357,16 @@ public class TTable implements Closeable {
             }
         }
         if (!namedColumnsOnly || tombstones.isEmpty()) {
-            SingleRowWrites.runOrdinary(tm, tx -> delete(tx, delete));
+            SingleRowWrites.runOrdinary(tm, tx -> {
+                delete(tx, delete);
+                return null;
+            });
             return;
         }
-        singleRow.put(tm, tombstones, TableWrites.durability(durability), tx -> delete(tx, delete));
+        singleRow.put(tm, tombstones, TableWrites.durability(durability), tx -> {
+            delete(tx, delete);
+            return null;
+        });
     }
 
     private static void requireManager(TransactionManager tm) {

@@ -2,11 +2,15 @@ package io.sibyl.gc;
 
 import io.sibyl.client.FastPathRefusedException;
 import io.sibyl.client.FastPathRequest;
+import io.sibyl.client.Tombstones;
 import io.sibyl.client.oracle.CommitReplica;
 import io.sibyl.client.oracle.RowIds;
 import io.sibyl.client.oracle.Visibility;
 import io.sibyl.protocol.Timestamps;
 import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellBuilderFactory;
+import org.apache.hadoop.hbase.CellBuilderType;
+import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.CoprocessorEnvironment;
 import org.apache.hadoop.hbase.PrivateCellUtil;
 import org.apache.hadoop.hbase.client.Get;
@@ -19,11 +23,14 @@ import org.apache.hadoop.hbase.coprocessor.RegionCoprocessorEnvironment;
 import org.apache.hadoop.hbase.coprocessor.RegionObserver;
 import org.apache.hadoop.hbase.regionserver.MiniBatchOperationInProgress;
 import org.apache.hadoop.hbase.regionserver.Region;
+import org.apache.hadoop.hbase.util.Bytes;
+import org.apache.hadoop.hbase.util.Pair;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -50,6 +57,8 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
     private volatile GcSettings settings;
     private byte[] table = new byte[0];
     private final InFlightRows inFlight = new InFlightRows();
+    /** The mutation this handler thread admitted last, until HBase is done with it. */
+    private final ThreadLocal<Admitted> admitted = new ThreadLocal<>();
 
     @Override
     public Optional<RegionObserver> getRegionObserver() {
@@ -91,41 +100,124 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
                                MiniBatchOperationInProgress<Mutation> batch) throws IOException {
         for (int i = 0; i < batch.size(); i++) {
             Mutation m = batch.getOperation(i);
-            if (FastPathRequest.isMarked(m)) {
-                if (!(m instanceof Put put)) {
-                    throw new FastPathRefusedException("only puts take the fast path, not " + m.getClass()
-                            .getSimpleName());
-                }
-                commitOnItsOwn(put);
+            if (FastPathRequest.isMarked(m) && m instanceof Put put) {
+                commitOnItsOwn(put); // increments and appends were admitted while HBase reckoned them
             }
         }
     }
 
     /** Under the row lock HBase holds for the batch: checks the row, takes a ticket, versions every cell. */
     private void commitOnItsOwn(Put put) throws IOException {
+        long version = admit(put).version();
+        for (List<Cell> cells : put.getFamilyCellMap().values()) {
+            for (Cell c : cells) {
+                PrivateCellUtil.setTimestamp(c, version);
+            }
+        }
+    }
+
+    /** A marked mutation let through: its version, and the row's versions and the replica that judges them. */
+    private record Admitted(Mutation mutation, long version, List<Cell> rowVersions, CommitReplica replica) {
+    }
+
+    /**
+     * Checks the row of {@code m} and takes its ticket, once per mutation (an increment of several families comes
+     * here once per family, on one thread, under the same row lock).
+     */
+    private Admitted admit(Mutation m) throws IOException {
+        Admitted earlier = admitted.get();
+        if (earlier != null && earlier.mutation() == m) {
+            return earlier;
+        }
         OracleLink l = link;
         if (l == null) {
             throw new FastPathRefusedException("the fast path of " + region.getRegionInfo().getEncodedName()
                     + " has no connection to the status oracle");
         }
-        byte[] row = put.getRow();
+        byte[] row = m.getRow();
         // Read before registering the row in flight: this read would otherwise wait for the write itself.
         List<Cell> versions = region.get(new Get(row).readAllVersions()).listCells();
         inFlight.add(row);
-        put.setAttribute(IN_FLIGHT, row);
+        m.setAttribute(IN_FLIGHT, row);
         try {
             OracleLink.Ticket ticket = awaitTicket(l, row);
             checkNoWriterUndecided(versions, ticket.replica(), row);
-            long version = Timestamps.selfCommittedVersion(ticket.ticket());
-            for (List<Cell> cells : put.getFamilyCellMap().values()) {
-                for (Cell c : cells) {
-                    PrivateCellUtil.setTimestamp(c, version);
-                }
-            }
+            Admitted a = new Admitted(m, Timestamps.selfCommittedVersion(ticket.ticket()),
+                    versions == null ? List.of() : versions, ticket.replica());
+            admitted.set(a);
+            return a;
         } catch (IOException | RuntimeException e) {
-            release(put);
+            release(m);
             throw e;
         }
+    }
+
+    @Override
+    public List<Pair<Cell, Cell>> postIncrementBeforeWAL(ObserverContext<RegionCoprocessorEnvironment> ctx,
+                                                         Mutation mutation, List<Pair<Cell, Cell>> cellPairs)
+            throws IOException {
+        return FastPathRequest.isMarked(mutation) ? reckon(mutation, cellPairs, true) : cellPairs;
+    }
+
+    @Override
+    public List<Pair<Cell, Cell>> postAppendBeforeWAL(ObserverContext<RegionCoprocessorEnvironment> ctx,
+                                                      Mutation mutation, List<Pair<Cell, Cell>> cellPairs)
+            throws IOException {
+        return FastPathRequest.isMarked(mutation) ? reckon(mutation, cellPairs, false) : cellPairs;
+    }
+
+    /**
+     * Replaces what HBase computed from the newest versions of the columns, whoever wrote them, with what the
+     * newest committed ones give, at the fast-path version (the cells written and returned to the client).
+     */
+    private List<Pair<Cell, Cell>> reckon(Mutation m, List<Pair<Cell, Cell>> pairs, boolean increment)
+            throws IOException {
+        Admitted a = admit(m);
+        List<Pair<Cell, Cell>> out = new ArrayList<>(pairs.size());
+        for (Pair<Cell, Cell> p : pairs) {
+            Cell computed = p.getSecond();
+            byte[] family = CellUtil.cloneFamily(computed);
+            byte[] qualifier = CellUtil.cloneQualifier(computed);
+            byte[] operand = operand(m, family, qualifier);
+            byte[] current = newestCommitted(a, family, qualifier);
+            byte[] value;
+            if (increment) {
+                long base = current == null ? 0 : Bytes.toLong(current);
+                value = Bytes.toBytes(base + Bytes.toLong(operand));
+            } else {
+                value = current == null ? operand : Bytes.add(current, operand);
+            }
+            out.add(new Pair<>(p.getFirst(), CellBuilderFactory.create(CellBuilderType.DEEP_COPY)
+                    .setRow(m.getRow()).setFamily(family).setQualifier(qualifier).setTimestamp(a.version())
+                    .setType(Cell.Type.Put).setValue(value).build()));
+        }
+        return out;
+    }
+
+    /** The increment or appended bytes the client sent for one column. */
+    private static byte[] operand(Mutation m, byte[] family, byte[] qualifier) throws IOException {
+        for (Cell c : m.getFamilyCellMap().getOrDefault(family, List.of())) {
+            if (CellUtil.matchingQualifier(c, qualifier)) {
+                return CellUtil.cloneValue(c);
+            }
+        }
+        throw new IOException("no operand for column " + Bytes.toStringBinary(family) + ":"
+                + Bytes.toStringBinary(qualifier));
+    }
+
+    /** The column's newest committed value (null if none, or deleted), judged as {@link #admit} left the row. */
+    private static byte[] newestCommitted(Admitted a, byte[] family, byte[] qualifier) {
+        long tMax = a.replica().tMax();
+        long decided = a.replica().highestTimestampApplied();
+        for (Cell c : a.rowVersions()) { // newest first within a column
+            if (!CellUtil.matchingColumn(c, family, qualifier)) {
+                continue;
+            }
+            if (a.replica().committedBefore(c.getTimestamp(), tMax, decided) == Visibility.VISIBLE) {
+                return Tombstones.isTombstone(c) ? null : CellUtil.cloneValue(c);
+            }
+        }
+        return null;
     }
 
     private OracleLink.Ticket awaitTicket(OracleLink l, byte[] row) throws IOException {
@@ -161,7 +253,7 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
         for (Cell c : versions) {
             long writer = c.getTimestamp();
             if (writer >= tMax && replica.committedBefore(writer, tMax, decided) == Visibility.ASK_ORACLE) {
-                throw new FastPathRefusedException("row " + org.apache.hadoop.hbase.util.Bytes.toStringBinary(row)
+                throw new FastPathRefusedException("row " + Bytes.toStringBinary(row)
                         + " holds a version of transaction " + writer + ", whose outcome is not known yet");
             }
         }
@@ -177,6 +269,10 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
 
     /** Ends the in-flight registration of {@code m}, if it has one; HBase made the write visible, or dropped it. */
     private void release(Mutation m) {
+        Admitted a = admitted.get();
+        if (a != null && a.mutation() == m) {
+            admitted.remove();
+        }
         byte[] row = m.getAttribute(IN_FLIGHT);
         if (row != null) {
             m.setAttribute(IN_FLIGHT, null);

@@ -9,9 +9,11 @@ import io.sibyl.protocol.Timestamps;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.CoprocessorDescriptorBuilder;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Increment;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.Table;
@@ -162,6 +164,77 @@ class FastPathTest {
             assertFalse(Timestamps.isSelfCommitted(versions(name, "r").get(0).getTimestamp()));
             Result r = t.getLatest(tm, new Get(Bytes.toBytes("r")));
             assertEquals("ordinary", Bytes.toString(r.getValue(F, Q)));
+        }
+    }
+
+    @Test
+    void aFastPathIncrementAddsToTheNewestCommittedValueNotToAnAbortedOrRunningWritersOne() throws Exception {
+        GcCluster cluster = GcCluster.get();
+        TableName name = fastPathTable("fp_increment");
+        Configuration writeThrough = new Configuration(cluster.configuration());
+        writeThrough.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
+        writeThrough.set(TransactionManager.WRITE_BUFFER_BYTES, "0");
+        byte[] row = Bytes.toBytes("counter");
+        try (TransactionManager tm = TransactionManager.create(writeThrough);
+             TTable t = new TTable(tm.getConnection(), name)) {
+            assertEquals(5L, Bytes.toLong(t.increment(tm, new Increment(row).addColumn(F, Q, 5)).getValue(F, Q)));
+            Transaction aborted = tm.begin();
+            t.increment(aborted, new Increment(row).addColumn(F, Q, 1000));
+            tm.rollback(aborted);
+            Result r = t.increment(tm, new Increment(row).addColumn(F, Q, 2));
+            assertEquals(7L, Bytes.toLong(r.getValue(F, Q)), "the rolled-back 1000 is not counted");
+            assertTrue(Timestamps.isSelfCommitted(r.rawCells()[0].getTimestamp()), "committed by the region server");
+            assertEquals(7L, Bytes.toLong(t.getLatest(tm, new Get(row)).getValue(F, Q)));
+
+            t.append(tm, new Append(row).addColumn(F, Bytes.toBytes("log"), Bytes.toBytes("a")));
+            Result appended = t.append(tm, new Append(row).addColumn(F, Bytes.toBytes("log"), Bytes.toBytes("b")));
+            assertEquals("ab", Bytes.toString(appended.getValue(F, Bytes.toBytes("log"))));
+        }
+    }
+
+    @Test
+    void concurrentFastPathIncrementsAndOrdinaryTransactionsLoseNoUpdate() throws Exception {
+        GcCluster cluster = GcCluster.get();
+        TableName name = fastPathTable("fp_counter");
+        byte[] row = Bytes.toBytes("counter");
+        int threads = 4;
+        int each = 60;
+        try (TransactionManager tm = cluster.manager(); TTable t = new TTable(cluster.connection(), name)) {
+            java.util.List<Thread> workers = new java.util.ArrayList<>();
+            java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic
+                    .AtomicReference<>();
+            for (int w = 0; w < threads; w++) {
+                boolean ordinary = w % 2 == 1;
+                Thread th = new Thread(() -> {
+                    try {
+                        for (int i = 0; i < each; i++) {
+                            if (ordinary) {
+                                tm.run(tx -> {
+                                    try {
+                                        return t.increment(tx, new Increment(row).addColumn(F, Q, 1));
+                                    } catch (IOException e) {
+                                        throw new java.io.UncheckedIOException(e);
+                                    }
+                                });
+                            } else {
+                                t.increment(tm, new Increment(row).addColumn(F, Q, 1));
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
+                workers.add(th);
+                th.start();
+            }
+            for (Thread th : workers) {
+                th.join();
+            }
+            if (failure.get() != null) {
+                throw new AssertionError("a worker failed", failure.get());
+            }
+            assertEquals((long) threads * each, Bytes.toLong(t.getLatest(tm, new Get(row)).getValue(F, Q)),
+                    "every increment, fast or ordinary, counted once");
         }
     }
 }
