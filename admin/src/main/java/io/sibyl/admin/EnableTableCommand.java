@@ -1,5 +1,6 @@
 package io.sibyl.admin;
 
+import io.sibyl.client.FastPathRequest;
 import io.sibyl.client.TTable;
 import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.TableName;
@@ -38,13 +39,16 @@ import java.util.concurrent.Callable;
         description = {"Makes TABLE transactional: creates it with the --family families if it does not exist;"
                 + " otherwise adds the --family families and changes every family to keep every version with no"
                 + " TTL and without NEW_VERSION_BEHAVIOR (cell versions are transaction timestamps). Loads the"
-                + " garbage collector (io.sibyl.gc.SibylGcCoprocessor) on it unless --no-gc, from --gc-jar or the"
-                + " region servers' lib/. Running it again changes nothing. Needs HBase's settings"
+                + " garbage collector (io.sibyl.gc.SibylGcCoprocessor) on it unless --no-gc, and the fast path of"
+                + " single-row transactions (io.sibyl.gc.SibylFastPathCoprocessor) unless --no-fast-path, from"
+                + " --gc-jar or the region servers' lib/. Running it again changes nothing. Needs HBase's settings"
                 + " (hbase-site.xml in $HBASE_CONF_DIR, or -D hbase.zookeeper.quorum=...).",
                 "Exit status: 0 the table is transactional, 1 HBase refused or failed, 2 wrong options."})
 final class EnableTableCommand implements Callable<Integer> {
     /** The collector's region observer (module hbase-gc-coprocessor), named, since the CLI does not ship its classes. */
     static final String GC_COPROCESSOR = "io.sibyl.gc.SibylGcCoprocessor";
+    /** The region observer that commits single-row transactions (same jar), named for the same reason. */
+    static final String FAST_PATH_COPROCESSOR = FastPathRequest.COPROCESSOR;
 
     @Mixin
     ClusterOptions cluster;
@@ -66,6 +70,9 @@ final class EnableTableCommand implements Callable<Integer> {
     Map<String, String> gcSettings = new LinkedHashMap<>();
     @Option(names = "--no-gc", description = "do not load the collector (every version then stays for ever)")
     boolean noGc;
+    @Option(names = "--no-fast-path", description = "do not load the fast path of single-row transactions"
+            + " (io.sibyl.gc.SibylFastPathCoprocessor, the same jar; docs/user-guide.md)")
+    boolean noFastPath;
 
     @Override
     public Integer call() throws Exception {
@@ -88,7 +95,8 @@ final class EnableTableCommand implements Callable<Integer> {
                 for (String f : new LinkedHashSet<>(families)) {
                     b.setColumnFamily(TTable.familyDescriptor(f));
                 }
-                setCollector(b, null, changes);
+                setCoprocessor(b, GC_COPROCESSOR, noGc, null, changes, "garbage collector");
+                setCoprocessor(b, FAST_PATH_COPROCESSOR, noFastPath, null, changes, "fast path");
                 admin.createTable(b.build());
                 out.println("created " + name + " with families " + families);
             } else {
@@ -111,8 +119,10 @@ final class EnableTableCommand implements Callable<Integer> {
                     b.setColumnFamily(TTable.familyDescriptor(f));
                     changes.add("family " + f + " added");
                 }
-                setCollector(b, current.getCoprocessorDescriptors().stream()
-                        .filter(c -> c.getClassName().equals(GC_COPROCESSOR)).findFirst(), changes);
+                setCoprocessor(b, GC_COPROCESSOR, noGc, loaded(current, GC_COPROCESSOR), changes,
+                        "garbage collector");
+                setCoprocessor(b, FAST_PATH_COPROCESSOR, noFastPath, loaded(current, FAST_PATH_COPROCESSOR), changes,
+                        "fast path");
                 if (!changes.isEmpty()) {
                     admin.modifyTable(b.build());
                 }
@@ -140,15 +150,21 @@ final class EnableTableCommand implements Callable<Integer> {
         return f.getTimeToLive() == HConstants.FOREVER ? "none" : f.getTimeToLive() + " s";
     }
 
+    private static Optional<CoprocessorDescriptor> loaded(TableDescriptor table, String coprocessor) {
+        return table.getCoprocessorDescriptors().stream().filter(c -> c.getClassName().equals(coprocessor))
+                .findFirst();
+    }
+
     /**
-     * Sets the collector unless {@code --no-gc}; one already loaded is replaced only when the jar or settings asked
-     * for differ, so that running the command again leaves the table (and its regions) alone.
+     * Sets one of the jar's coprocessors unless {@code skip}; one already loaded is replaced only when the jar or
+     * settings asked for differ, so that running the command again leaves the table (and its regions) alone.
      */
-    private void setCollector(TableDescriptorBuilder b, Optional<CoprocessorDescriptor> loaded, List<String> changes) {
-        if (noGc) {
+    private void setCoprocessor(TableDescriptorBuilder b, String coprocessor, boolean skip,
+                                Optional<CoprocessorDescriptor> loaded, List<String> changes, String what) {
+        if (skip) {
             return;
         }
-        CoprocessorDescriptorBuilder wanted = CoprocessorDescriptorBuilder.newBuilder(GC_COPROCESSOR)
+        CoprocessorDescriptorBuilder wanted = CoprocessorDescriptorBuilder.newBuilder(coprocessor)
                 .setProperties(gcSettings);
         if (gcJar != null && !gcJar.isBlank()) {
             wanted.setJarPath(gcJar);
@@ -160,14 +176,14 @@ final class EnableTableCommand implements Callable<Integer> {
             if (sameJar && (gcSettings.isEmpty() || have.getProperties().equals(w.getProperties()))) {
                 return;
             }
-            b.removeCoprocessor(GC_COPROCESSOR);
+            b.removeCoprocessor(coprocessor);
         }
         try {
             b.setCoprocessor(w);
         } catch (java.io.IOException e) {
-            throw new CliException("cannot set the collector on the table: " + e.getMessage());
+            throw new CliException("cannot set the " + what + " on the table: " + e.getMessage());
         }
-        changes.add("garbage collector " + GC_COPROCESSOR + " loaded from " + w.getJarPath()
+        changes.add(what + " " + coprocessor + " loaded from " + w.getJarPath()
                 .orElse("the region servers' lib/") + (gcSettings.isEmpty() ? "" : " with " + gcSettings));
     }
 }

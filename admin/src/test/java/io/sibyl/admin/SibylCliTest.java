@@ -168,7 +168,10 @@ class SibylCliTest {
             }
             assertTrue(d.hasColumnFamily(Bytes.toBytes("added")));
             assertTrue(d.hasCoprocessor(EnableTableCommand.GC_COPROCESSOR), d.toString());
-            assertEquals("false", d.getCoprocessorDescriptors().iterator().next().getProperties().get("sibyl.gc.enabled"));
+            assertTrue(d.hasCoprocessor(EnableTableCommand.FAST_PATH_COPROCESSOR), d.toString());
+            assertEquals("false", d.getCoprocessorDescriptors().stream()
+                    .filter(cp -> cp.getClassName().equals(EnableTableCommand.GC_COPROCESSOR)).findFirst().orElseThrow()
+                    .getProperties().get("sibyl.gc.enabled"));
 
             Run again = sibyl("enable-table", existing.getNameAsString(), "--gc-setting=sibyl.gc.enabled=false");
             assertEquals(0, again.exit, again.all());
