@@ -150,7 +150,7 @@ final class SingleRowWrites {
     }
 
     /** True if the table loads the fast-path coprocessor, as of a look at most {@link #RECHECK_NANOS} old. */
-    private boolean isServed() throws IOException {
+    boolean isServed() throws IOException {
         long now = System.nanoTime();
         if (now - checkedAtNanos < RECHECK_NANOS) {
             return served;

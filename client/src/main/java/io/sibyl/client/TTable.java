@@ -369,6 +369,15 @@ public class TTable implements Closeable {
         });
     }
 
+    /**
+     * True if the table loads the fast-path coprocessor, so that {@link #put(TransactionManager, Put)} and the other
+     * single-row transactions are committed by its region servers (as of a look at its descriptor at most a minute
+     * old).
+     */
+    public boolean offersFastPath() throws IOException {
+        return singleRow.isServed();
+    }
+
     private static void requireManager(TransactionManager tm) {
         if (tm == null) {
             throw new NullPointerException("transaction manager is null: pass the TransactionManager the single-row"

@@ -14,6 +14,7 @@ import org.apache.hadoop.hbase.MiniHBaseCluster;
 import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.RegionInfo;
@@ -328,6 +329,11 @@ class ListAppendIsolationTest {
         final AtomicLong elements = new AtomicLong();
         final ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
         double seconds;
+        /**
+         * Percent of attempts that are one append as a single-row transaction ({@link TTable#append(
+         * TransactionManager, Append)}): the region server commits it where the table loads the fast path.
+         */
+        int singleRowAppendPercent;
 
         Workload(TableName name, List<TransactionManager> managers) throws IOException {
             for (TransactionManager tm : managers) {
@@ -398,6 +404,10 @@ class ListAppendIsolationTest {
             int kind = rnd.nextInt(100);
             if (kind < 8) {
                 readLatest(tm, table, rnd);
+                return;
+            }
+            if (kind < 8 + singleRowAppendPercent) {
+                appendAlone(tm, table, rnd);
                 return;
             }
             // Read-only transactions from the replica, held to their staleness bound (except for their own client).
@@ -518,6 +528,40 @@ class ListAppendIsolationTest {
                 return;
             }
             history.add(rec.finish(Outcome.COMMITTED, 0, 0));
+        }
+
+        /**
+         * One append as a transaction of its own, recorded as its read of the list (what it returned, less its own
+         * element) and its append; ended with an unknown outcome if the call failed without a rollback.
+         */
+        private void appendAlone(TransactionManager tm, TTable table, Random rnd) {
+            Recorder rec = new Recorder();
+            int k = (int) (elements.get() / APPENDS_PER_SHIFT) + rnd.nextInt(ROWS);
+            long x = elements.incrementAndGet();
+            Outcome outcome;
+            long version = 0;
+            try {
+                Result r = table.append(tm, new Append(row(k)).addColumn(CF, column(k), Bytes.toBytes("," + x)));
+                List<Long> after = list(r, k);
+                if (after.isEmpty() || after.get(after.size() - 1) != x) {
+                    failures.add(new AssertionError("append of " + x + " to key " + k + " returned " + after));
+                    return;
+                }
+                rec.read(k, after.subList(0, after.size() - 1));
+                rec.append(k, x);
+                version = r.rawCells()[0].getTimestamp();
+                outcome = Outcome.COMMITTED;
+            } catch (RollbackException e) {
+                rec.append(k, x);
+                error("single-row append: " + e.getReason(), e);
+                outcome = Outcome.ABORTED;
+            } catch (IOException | RuntimeException e) {
+                rec.append(k, x);
+                error("single-row append: " + e.getClass().getSimpleName(), e);
+                outcome = Outcome.UNKNOWN;
+                pause();
+            }
+            history.add(rec.finish(outcome, version, version));
         }
 
         private void error(String what, Throwable e) {

@@ -116,7 +116,9 @@ final class SiHistory {
         }
         List<Long> out = new ArrayList<>();
         for (String s : value.split(",")) {
-            out.add(Long.parseLong(s));
+            if (!s.isEmpty()) { // a fast-path append adds ",x", also to an empty list
+                out.add(Long.parseLong(s));
+            }
         }
         return out;
     }

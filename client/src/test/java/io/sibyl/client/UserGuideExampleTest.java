@@ -8,6 +8,7 @@ import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Increment;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -159,11 +160,34 @@ class UserGuideExampleTest {
         }
     }
 
+    /** Writes one row and counts a visit, each a transaction of its own; returns the new count. */
+    static long singleRowExample(TransactionManager tm, TTable table, byte[] row) throws IOException,
+            RollbackException {
+        byte[] CF = Bytes.toBytes("cf");
+        // guide:single-row
+        table.put(tm, new Put(row).addColumn(CF, Bytes.toBytes("owner"), Bytes.toBytes("ada")));
+        long visits = Bytes.toLong(table.increment(tm, new Increment(row).addColumn(CF, Bytes.toBytes("visits"), 1))
+                .getValue(CF, Bytes.toBytes("visits")));
+        // guide:end
+        return visits;
+    }
+
+    @Test
+    void guideSingleRowExampleCommitsWithoutTheCoprocessorToo() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("guide_single_row", "cf");
+        try (TransactionManager tm = c.manager(); TTable table = new TTable(c.connection(), name)) {
+            assertEquals(1, singleRowExample(tm, table, Bytes.toBytes("page")));
+            assertEquals(2, singleRowExample(tm, table, Bytes.toBytes("page")));
+            assertFalse(table.offersFastPath(), "no fast-path coprocessor on this table: the ordinary path ran");
+        }
+    }
+
     @Test
     void guideShowsTheCodeThatRuns() throws IOException {
         String guide = Files.readString(GUIDE, StandardCharsets.UTF_8);
         List<String> blocks = blocks(Files.readString(SOURCE, StandardCharsets.UTF_8));
-        assertEquals(4, blocks.size());
+        assertEquals(5, blocks.size());
         for (String block : blocks) {
             assertTrue(guide.contains(block), "docs/user-guide.md must contain this block from " + SOURCE
                     + " verbatim:\n" + block);

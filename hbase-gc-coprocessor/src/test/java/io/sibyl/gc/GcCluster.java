@@ -91,19 +91,25 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
         }, GcCluster.class);
     }
 
-    static GcCluster get() {
+    /** The cluster of this test JVM, once a class that extends with it started it. */
+    public static GcCluster get() {
         return instance;
     }
 
-    Configuration configuration() {
+    public Configuration configuration() {
         return hbase.configuration();
     }
 
-    OracleServer oracle() {
+    public OracleServer oracle() {
         return oracle;
     }
 
-    int oraclePort() {
+    /** The minicluster (its region servers can be started and killed). */
+    public EmbeddedHBase hbase() {
+        return hbase;
+    }
+
+    public int oraclePort() {
         return oracle.port();
     }
 
@@ -111,7 +117,7 @@ public final class GcCluster implements BeforeAllCallback, ExtensionContext.Stor
         return TransactionManager.create(connection, "127.0.0.1", oracle.port());
     }
 
-    Connection connection() {
+    public Connection connection() {
         return connection;
     }
 

@@ -14,7 +14,7 @@ import java.util.TreeMap;
  * passed-through properties, so that clients with the same ones can tell they would connect the same way.
  */
 public record BindingSettings(String table, String family, Configuration hbase, String connectionKey,
-                              boolean latestReads, boolean readOnlyScans) {
+                              boolean latestReads, boolean readOnlyScans, boolean singleRowWrites) {
     /** YCSB's own property for the table (CoreWorkload reads it too). */
     public static final String TABLE = "table";
     /** Default of {@value #TABLE}, as in YCSB's CoreWorkload. */
@@ -35,6 +35,12 @@ public record BindingSettings(String table, String family, Configuration hbase, 
      * sibyl.client.readonly.max.staleness.ms).
      */
     public static final String SCANS = "sibyl.ycsb.scans";
+    /**
+     * How an insert, update or delete outside a transaction scope runs: {@code single-row} (default), committed by
+     * the region server when the table loads the fast-path coprocessor (else as below), or {@code transaction}: a
+     * transaction of its own (a begin and a commit round trip).
+     */
+    public static final String WRITES = "sibyl.ycsb.writes";
 
     private static final String[] PASSED_THROUGH = {"hbase.", "zookeeper.", "sibyl."};
 
@@ -56,8 +62,9 @@ public record BindingSettings(String table, String family, Configuration hbase, 
         }
         boolean latestReads = choice(p, READS, "latest", "transaction").equals("latest");
         boolean readOnlyScans = choice(p, SCANS, "transaction", "readonly").equals("readonly");
+        boolean singleRowWrites = choice(p, WRITES, "single-row", "transaction").equals("single-row");
         return new BindingSettings(p.getProperty(TABLE, DEFAULT_TABLE).trim(), family, conf, passed.toString(),
-                latestReads, readOnlyScans);
+                latestReads, readOnlyScans, singleRowWrites);
     }
 
     /** The value of {@code key}: {@code dflt} when unset, else one of {@code dflt} and {@code other}. */

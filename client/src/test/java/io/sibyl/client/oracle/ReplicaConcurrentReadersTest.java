@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledHeapByteBuf;
 import io.sibyl.protocol.DecisionBlockWriter;
+import io.sibyl.protocol.Timestamps;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -88,21 +89,21 @@ class ReplicaConcurrentReadersTest {
             for (int d = 0; d < decisionsInBlock && decided < txns; d++) {
                 while (begun < txns && (open.size() < 8 || (open.size() < 200 && random.nextBoolean()))) {
                     if (begun == txns / 10 && s.holder == 0) {
-                        s.holder = ++ts; // a long reader: commits pile up until it leaves
+                        s.holder = (ts += Timestamps.STEP); // a long reader: commits pile up until it leaves
                     }
                     if (begun == txns * 17 / 20 && s.reader == 0) {
-                        s.reader = ++ts; // the reader every query asks about
+                        s.reader = (ts += Timestamps.STEP); // the reader every query asks about
                     }
-                    s.starts[begun] = ++ts;
+                    s.starts[begun] = (ts += Timestamps.STEP);
                     while (hot && !collides(ts)) {
-                        s.starts[begun] = ++ts;
+                        s.starts[begun] = (ts += Timestamps.STEP);
                     }
                     open.add(begun++);
                 }
                 int i = open.remove(random.nextInt(open.size()));
                 int r = random.nextInt(10);
                 if (r < 7) {
-                    s.outcome[i] = ++ts;
+                    s.outcome[i] = (ts += Timestamps.STEP);
                     w.commit(s.starts[i], s.outcome[i]);
                 } else if (r < 9) {
                     s.outcome[i] = ABORTED;

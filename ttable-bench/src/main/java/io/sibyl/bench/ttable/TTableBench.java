@@ -1,5 +1,6 @@
 package io.sibyl.bench.ttable;
 
+import io.sibyl.client.FastPathRequest;
 import io.sibyl.client.TTable;
 import io.sibyl.client.Transaction;
 import io.sibyl.client.TransactionManager;
@@ -14,7 +15,9 @@ import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.ClusterConnection;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.CoprocessorDescriptorBuilder;
 import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Increment;
 import org.apache.hadoop.hbase.client.MetricsConnection;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
@@ -58,6 +61,9 @@ public final class TTableBench {
     static final TableName READ_TABLE = TableName.valueOf("bench_read");
     static final TableName RAW_WRITE_TABLE = TableName.valueOf("bench_write_raw");
     static final TableName TX_WRITE_TABLE = TableName.valueOf("bench_write_tx");
+    /** Written by single-row transactions that the region server commits (the fast-path coprocessor loaded). */
+    static final TableName FAST_WRITE_TABLE = TableName.valueOf("bench_write_fast");
+    static final byte[] COUNTER = Bytes.toBytes("n");
 
     private final BenchFlags f;
     private final PrintStream out = System.out;
@@ -66,6 +72,7 @@ public final class TTableBench {
     private TransactionManager tm;
     private TTable readT;
     private TTable writeT;
+    private TTable fastT;
     private Worker[] workers;
     private ExecutorService pool;
     private Throwable firstError;
@@ -145,6 +152,12 @@ public final class TTableBench {
                 admin.createTable(TableDescriptorBuilder.newBuilder(t).setColumnFamily(TTable.familyDescriptor(CF))
                         .build());
             }
+            // The region server finds the oracle through the coprocessor's properties (it started before it).
+            admin.createTable(TableDescriptorBuilder.newBuilder(FAST_WRITE_TABLE)
+                    .setColumnFamily(TTable.familyDescriptor(CF))
+                    .setCoprocessor(CoprocessorDescriptorBuilder.newBuilder(FastPathRequest.COPROCESSOR)
+                            .setProperty(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port()).build())
+                    .build());
             keys = new byte[f.rows][];
             for (int i = 0; i < f.rows; i++) {
                 keys[i] = Keys.key(i);
@@ -155,6 +168,7 @@ public final class TTableBench {
             }
             readT = new TTable(connection, READ_TABLE);
             writeT = new TTable(connection, TX_WRITE_TABLE);
+            fastT = new TTable(connection, FAST_WRITE_TABLE);
             workers = new Worker[f.threads];
             for (int i = 0; i < f.threads; i++) {
                 workers[i] = new Worker(i, f.seed, f.valueSize, connection.getTable(READ_TABLE),
@@ -408,6 +422,31 @@ public final class TTableBench {
             }
             v.add(new Variant(BenchFlags.Group.PUT, "TTable, 1 put per tx", "begin+put+commit",
                     w -> putTx(w, 1)));
+            v.add(new Variant(BenchFlags.Group.PUT, "TTable.put(tm), fast path", "put committed by the server",
+                    w -> {
+                        fastT.put(tm, put(randomWriteKey(w), w.value));
+                        return 1;
+                    }));
+            v.add(new Variant(BenchFlags.Group.PUT, "raw Table.increment", "increment", w -> {
+                w.rawWrite.increment(new Increment(randomWriteKey(w)).addColumn(CF, COUNTER, 1));
+                return 1;
+            }));
+            v.add(new Variant(BenchFlags.Group.PUT, "TTable, 1 increment per tx", "begin+increment+commit", w -> {
+                Transaction tx = tm.begin();
+                try {
+                    writeT.increment(tx, new Increment(randomWriteKey(w)).addColumn(CF, COUNTER, 1));
+                } catch (IOException | RuntimeException e) {
+                    tm.rollback(tx);
+                    throw e;
+                }
+                tm.commit(tx);
+                return 1;
+            }));
+            v.add(new Variant(BenchFlags.Group.PUT, "TTable.increment(tm), fast path",
+                    "increment committed by the server", w -> {
+                        fastT.increment(tm, new Increment(randomWriteKey(w)).addColumn(CF, COUNTER, 1));
+                        return 1;
+                    }));
             if (k > 1) {
                 v.add(new Variant(BenchFlags.Group.PUT, "TTable, " + k + " puts per tx",
                         "begin+" + k + " puts+commit", w -> putTx(w, k)));

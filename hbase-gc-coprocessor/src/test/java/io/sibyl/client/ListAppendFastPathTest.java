@@ -1,0 +1,122 @@
+package io.sibyl.client;
+
+import io.sibyl.gc.GcCluster;
+import io.sibyl.gc.SibylFastPathCoprocessor;
+import io.sibyl.gc.SibylGcCoprocessor;
+import io.sibyl.protocol.Timestamps;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.MiniHBaseCluster;
+import org.apache.hadoop.hbase.ServerName;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.CoprocessorDescriptorBuilder;
+import org.apache.hadoop.hbase.client.RegionInfo;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.util.JVMClusterUtil.RegionServerThread;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * List-append histories in which a quarter of the attempts are single appends committed by the region server (the
+ * fast path), beside ordinary, read-only and latest-row transactions of two clients, while the table's regions move
+ * to a second region server, split, and that server is killed: the history must be snapshot isolation, with
+ * real-time order, like the histories of ListAppendIsolationTest without the fast path.
+ */
+@ExtendWith(GcCluster.class)
+class ListAppendFastPathTest {
+
+    @Test
+    void listAppendHistoryWithFastPathAppendsAcrossMovesSplitsAndARegionServerKillIsSnapshotIsolation()
+            throws Exception {
+        GcCluster c = GcCluster.get();
+        MiniHBaseCluster hbase = c.hbase().util().getMiniHBaseCluster();
+        TableName name = TableName.valueOf("elle_fastpath");
+        try (Admin admin = c.connection().getAdmin()) {
+            admin.createTable(TableDescriptorBuilder.newBuilder(name)
+                    .setColumnFamily(TTable.familyDescriptor(ListAppendIsolationTest.CF))
+                    .setCoprocessor(CoprocessorDescriptorBuilder.of(SibylFastPathCoprocessor.class.getName()))
+                    .setCoprocessor(CoprocessorDescriptorBuilder.of(SibylGcCoprocessor.class.getName()))
+                    .build(), ListAppendIsolationTest.SPLITS);
+            boolean balancerWasOn = admin.balancerSwitch(false, true); // nothing moves but what this test moves
+            ServerName original = hbase.getRegionServer(0).getServerName();
+            RegionServerThread extra = hbase.startRegionServer();
+            ServerName second = extra.getRegionServer().getServerName();
+            boolean killed = false;
+            try (TransactionManager buffered = manager(c, ListAppendIsolationTest.clientSettings(false));
+                 TransactionManager writeThrough = manager(c, ListAppendIsolationTest.clientSettings(true));
+                 ListAppendIsolationTest.Workload w = new ListAppendIsolationTest.Workload(name,
+                         List.of(buffered, writeThrough))) {
+                w.singleRowAppendPercent = 25;
+                w.run(16_000L, () -> {
+                    Thread.sleep(3_000);
+                    for (RegionInfo r : admin.getRegions(name)) {
+                        admin.move(r.getEncodedNameAsBytes(), second);
+                    }
+                    Thread.sleep(3_000);
+                    admin.split(name, ListAppendIsolationTest.row(2));
+                    Thread.sleep(3_000);
+                    hbase.killRegionServer(second);
+                    await("the regions to reopen on " + original, () -> admin.getRegions(name).stream()
+                            .allMatch(r -> isOn(admin, original, r)));
+                    Thread.sleep(3_000);
+                });
+                killed = true;
+                w.checkSnapshotIsolation(buffered, "fast-path appends, moves, a split, a region server killed");
+                long fast = w.history.stream().filter(t -> t.outcome() == SiHistory.Outcome.COMMITTED
+                        && Timestamps.isSelfCommitted(t.startTs())).count();
+                assertTrue(fast > 50, "too few appends committed by the region server to mean anything: " + fast);
+            } finally {
+                if (!killed) {
+                    hbase.killRegionServer(second);
+                }
+                extra.join(60_000);
+                await("the master to finish recovering " + second,
+                        () -> !hbase.getMaster().getServerManager().areDeadServersInProgress());
+                admin.balancerSwitch(balancerWasOn, true);
+            }
+        }
+    }
+
+    private static boolean isOn(Admin admin, ServerName server, RegionInfo region) {
+        try {
+            return admin.getRegions(server).contains(region);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** A client of the test's oracle with {@code settings}, and HBase operations that give up within seconds. */
+    private static TransactionManager manager(GcCluster c, Map<String, String> settings) throws IOException {
+        Configuration conf = new Configuration(c.configuration());
+        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + c.oraclePort());
+        settings.forEach(conf::set);
+        conf.set("hbase.client.retries.number", "3");
+        conf.set("hbase.client.pause", "100");
+        conf.set("hbase.rpc.timeout", "3000");
+        conf.set("hbase.client.operation.timeout", "8000");
+        conf.set("hbase.client.meta.operation.timeout", "8000");
+        conf.set("hbase.client.scanner.timeout.period", "8000");
+        return TransactionManager.create(conf);
+    }
+
+    private interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    private static void await(String what, Condition condition) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!condition.holds()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("waited a minute for " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+}
