@@ -10,12 +10,16 @@ import io.sibyl.protocol.Timestamps;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellBuilderFactory;
 import org.apache.hadoop.hbase.CellBuilderType;
+import org.apache.hadoop.hbase.CellComparator;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.CoprocessorEnvironment;
 import org.apache.hadoop.hbase.PrivateCellUtil;
+import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Increment;
 import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.coprocessor.ObserverContext;
 import org.apache.hadoop.hbase.coprocessor.RegionCoprocessor;
@@ -24,7 +28,6 @@ import org.apache.hadoop.hbase.coprocessor.RegionObserver;
 import org.apache.hadoop.hbase.regionserver.MiniBatchOperationInProgress;
 import org.apache.hadoop.hbase.regionserver.Region;
 import org.apache.hadoop.hbase.util.Bytes;
-import org.apache.hadoop.hbase.util.Pair;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,8 +60,6 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
     private volatile GcSettings settings;
     private byte[] table = new byte[0];
     private final InFlightRows inFlight = new InFlightRows();
-    /** The mutation this handler thread admitted last, until HBase is done with it. */
-    private final ThreadLocal<Admitted> admitted = new ThreadLocal<>();
 
     @Override
     public Optional<RegionObserver> getRegionObserver() {
@@ -101,7 +102,7 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
         for (int i = 0; i < batch.size(); i++) {
             Mutation m = batch.getOperation(i);
             if (FastPathRequest.isMarked(m) && m instanceof Put put) {
-                commitOnItsOwn(put); // increments and appends were admitted while HBase reckoned them
+                commitOnItsOwn(put); // increments and appends were done in their pre hooks
             }
         }
     }
@@ -117,18 +118,11 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
     }
 
     /** A marked mutation let through: its version, and the row's versions and the replica that judges them. */
-    private record Admitted(Mutation mutation, long version, List<Cell> rowVersions, CommitReplica replica) {
+    private record Admitted(long version, List<Cell> rowVersions, CommitReplica replica) {
     }
 
-    /**
-     * Checks the row of {@code m} and takes its ticket, once per mutation (an increment of several families comes
-     * here once per family, on one thread, under the same row lock).
-     */
+    /** Checks the row of {@code m} (locked) and takes its ticket; {@link #release} ends what this starts. */
     private Admitted admit(Mutation m) throws IOException {
-        Admitted earlier = admitted.get();
-        if (earlier != null && earlier.mutation() == m) {
-            return earlier;
-        }
         OracleLink l = link;
         if (l == null) {
             throw new FastPathRefusedException("the fast path of " + region.getRegionInfo().getEncodedName()
@@ -142,67 +136,77 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
         try {
             OracleLink.Ticket ticket = awaitTicket(l, row);
             checkNoWriterUndecided(versions, ticket.replica(), row);
-            Admitted a = new Admitted(m, Timestamps.selfCommittedVersion(ticket.ticket()),
+            return new Admitted(Timestamps.selfCommittedVersion(ticket.ticket()),
                     versions == null ? List.of() : versions, ticket.replica());
-            admitted.set(a);
-            return a;
         } catch (IOException | RuntimeException e) {
             release(m);
             throw e;
         }
     }
 
-    @Override
-    public List<Pair<Cell, Cell>> postIncrementBeforeWAL(ObserverContext<RegionCoprocessorEnvironment> ctx,
-                                                         Mutation mutation, List<Pair<Cell, Cell>> cellPairs)
-            throws IOException {
-        return FastPathRequest.isMarked(mutation) ? reckon(mutation, cellPairs, true) : cellPairs;
-    }
-
-    @Override
-    public List<Pair<Cell, Cell>> postAppendBeforeWAL(ObserverContext<RegionCoprocessorEnvironment> ctx,
-                                                      Mutation mutation, List<Pair<Cell, Cell>> cellPairs)
-            throws IOException {
-        return FastPathRequest.isMarked(mutation) ? reckon(mutation, cellPairs, false) : cellPairs;
-    }
-
     /**
-     * Replaces what HBase computed from the newest versions of the columns, whoever wrote them, with what the
-     * newest committed ones give, at the fast-path version (the cells written and returned to the client).
+     * A marked increment is done here, before HBase would compute one from whatever version is newest: under the
+     * row lock, checked and ticketed as a put is, from the newest committed values, written as a put at the
+     * fast-path version; HBase then skips its own (bypass) and answers with what was written.
      */
-    private List<Pair<Cell, Cell>> reckon(Mutation m, List<Pair<Cell, Cell>> pairs, boolean increment)
+    @Override
+    public Result preIncrement(ObserverContext<RegionCoprocessorEnvironment> ctx, Increment increment)
             throws IOException {
-        Admitted a = admit(m);
-        List<Pair<Cell, Cell>> out = new ArrayList<>(pairs.size());
-        for (Pair<Cell, Cell> p : pairs) {
-            Cell computed = p.getSecond();
-            byte[] family = CellUtil.cloneFamily(computed);
-            byte[] qualifier = CellUtil.cloneQualifier(computed);
-            byte[] operand = operand(m, family, qualifier);
-            byte[] current = newestCommitted(a, family, qualifier);
-            byte[] value;
-            if (increment) {
-                long base = current == null ? 0 : Bytes.toLong(current);
-                value = Bytes.toBytes(base + Bytes.toLong(operand));
-            } else {
-                value = current == null ? operand : Bytes.add(current, operand);
-            }
-            out.add(new Pair<>(p.getFirst(), CellBuilderFactory.create(CellBuilderType.DEEP_COPY)
-                    .setRow(m.getRow()).setFamily(family).setQualifier(qualifier).setTimestamp(a.version())
-                    .setType(Cell.Type.Put).setValue(value).build()));
+        if (!FastPathRequest.isMarked(increment)) {
+            return null;
         }
-        return out;
+        Result written = readModifyWrite(increment, true);
+        ctx.bypass();
+        return written;
     }
 
-    /** The increment or appended bytes the client sent for one column. */
-    private static byte[] operand(Mutation m, byte[] family, byte[] qualifier) throws IOException {
-        for (Cell c : m.getFamilyCellMap().getOrDefault(family, List.of())) {
-            if (CellUtil.matchingQualifier(c, qualifier)) {
-                return CellUtil.cloneValue(c);
-            }
+    /** As {@link #preIncrement}, for a marked append. */
+    @Override
+    public Result preAppend(ObserverContext<RegionCoprocessorEnvironment> ctx, Append append) throws IOException {
+        if (!FastPathRequest.isMarked(append)) {
+            return null;
         }
-        throw new IOException("no operand for column " + Bytes.toStringBinary(family) + ":"
-                + Bytes.toStringBinary(qualifier));
+        Result written = readModifyWrite(append, false);
+        ctx.bypass();
+        return written;
+    }
+
+    private Result readModifyWrite(Mutation m, boolean increment) throws IOException {
+        Region.RowLock lock = region.getRowLock(m.getRow(), false);
+        try {
+            Admitted a = admit(m);
+            try {
+                List<Cell> cells = new ArrayList<>();
+                for (Map.Entry<byte[], List<Cell>> f : m.getFamilyCellMap().entrySet()) {
+                    for (Cell c : f.getValue()) {
+                        byte[] qualifier = CellUtil.cloneQualifier(c);
+                        byte[] operand = CellUtil.cloneValue(c);
+                        byte[] current = newestCommitted(a, f.getKey(), qualifier);
+                        byte[] value;
+                        if (increment) {
+                            value = Bytes.toBytes((current == null ? 0 : Bytes.toLong(current)) + Bytes.toLong(operand));
+                        } else {
+                            value = current == null ? operand : Bytes.add(current, operand);
+                        }
+                        cells.add(CellBuilderFactory.create(CellBuilderType.DEEP_COPY).setRow(m.getRow())
+                                .setFamily(f.getKey()).setQualifier(qualifier).setTimestamp(a.version())
+                                .setType(Cell.Type.Put).setValue(value).build());
+                    }
+                }
+                Put put = new Put(m.getRow());
+                for (Cell c : cells) {
+                    put.add(c);
+                }
+                put.setDurability(m.getDurability());
+                region.put(put); // takes the row lock again (it is reentrant); visible when it returns
+                cells.sort(CellComparator.getInstance());
+                return Result.create(cells);
+            } finally {
+                release(m);
+            }
+        } finally {
+            lock.release();
+        }
     }
 
     /** The column's newest committed value (null if none, or deleted), judged as {@link #admit} left the row. */
@@ -269,10 +273,6 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
 
     /** Ends the in-flight registration of {@code m}, if it has one; HBase made the write visible, or dropped it. */
     private void release(Mutation m) {
-        Admitted a = admitted.get();
-        if (a != null && a.mutation() == m) {
-            admitted.remove();
-        }
         byte[] row = m.getAttribute(IN_FLIGHT);
         if (row != null) {
             m.setAttribute(IN_FLIGHT, null);

@@ -189,6 +189,29 @@ class FastPathTest {
             t.append(tm, new Append(row).addColumn(F, Bytes.toBytes("log"), Bytes.toBytes("a")));
             Result appended = t.append(tm, new Append(row).addColumn(F, Bytes.toBytes("log"), Bytes.toBytes("b")));
             assertEquals("ab", Bytes.toString(appended.getValue(F, Bytes.toBytes("log"))));
+            assertTrue(Timestamps.isSelfCommitted(appended.rawCells()[0].getTimestamp()),
+                    "committed by the region server: " + appended);
+        }
+    }
+
+    @Test
+    void anIncrementOrAppendIsAnsweredWithWhatWasWrittenAlsoBesideTheCollector() throws Exception {
+        GcCluster cluster = GcCluster.get();
+        TableName name = TableName.valueOf("fp_with_gc");
+        try (org.apache.hadoop.hbase.client.Admin admin = cluster.connection().getAdmin()) {
+            admin.createTable(org.apache.hadoop.hbase.client.TableDescriptorBuilder.newBuilder(name)
+                    .setColumnFamily(TTable.familyDescriptor(F))
+                    .setCoprocessor(CoprocessorDescriptorBuilder.of(SibylFastPathCoprocessor.class.getName()))
+                    .setCoprocessor(CoprocessorDescriptorBuilder.of(SibylGcCoprocessor.class.getName())).build());
+        }
+        try (TransactionManager tm = cluster.manager(); TTable t = new TTable(cluster.connection(), name)) {
+            for (int i = 0; i < 3; i++) {
+                Result r = t.append(tm, new Append(Bytes.toBytes("r")).addColumn(F, Q, Bytes.toBytes("," + i)));
+                assertTrue(Timestamps.isSelfCommitted(r.rawCells()[0].getTimestamp()), "append " + i + ": " + r);
+                assertEquals(versions(name, "r").get(0).getTimestamp(), r.rawCells()[0].getTimestamp(),
+                        "the answer is what was written");
+                assertEquals(",0,1,2".substring(0, 2 * (i + 1)), Bytes.toString(r.getValue(F, Q)));
+            }
         }
     }
 
