@@ -1,11 +1,14 @@
 package io.sibyl.admin;
 
+import io.sibyl.client.TTable;
+import io.sibyl.client.TransactionManager;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.TransactionStatus;
 import io.sibyl.embedded.EmbeddedHBase;
 import io.sibyl.oracle.ha.OracleProcess;
 import io.sibyl.oracle.journal.BookKeeperCluster;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
@@ -13,6 +16,10 @@ import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Increment;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.util.Bytes;
@@ -33,6 +40,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -180,6 +188,40 @@ class SibylCliTest {
         Run missing = sibyl("enable-table", "cli_missing");
         assertEquals(2, missing.exit, missing.all());
         assertTrue(missing.err.contains("--family"), missing.err);
+    }
+
+    /**
+     * enable-table names the fast-path observer, whose class these region servers lack: the client's first
+     * single-row transactions find their writes left by HBase itself, undo them and commit them ordinarily.
+     */
+    @Test
+    void singleRowWritesToATableWhoseRegionServersLackTheFastPathAreUndoneAndCommittedOrdinarily() throws Exception {
+        TableName name = TableName.valueOf("cli_fast_path_missing");
+        assertEquals(0, sibyl("enable-table", name.getNameAsString(), "--family=cf").exit);
+        Configuration conf = new Configuration(hbase.configuration());
+        conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + leaderPort);
+        byte[] cf = Bytes.toBytes("cf");
+        byte[] row = Bytes.toBytes("r");
+        try (TransactionManager tm = TransactionManager.create(conf);
+             TTable t = new TTable(tm.getConnection(), name)) {
+            assertTrue(t.offersFastPath(), "the descriptor names the observer");
+            t.put(tm, new Put(row).addColumn(cf, Bytes.toBytes("a"), Bytes.toBytes("x")));
+            assertFalse(t.offersFastPath(), "a write left by HBase itself takes the table off the fast path");
+        }
+        try (TransactionManager tm = TransactionManager.create(conf);
+             TTable t = new TTable(tm.getConnection(), name)) {
+            byte[] q = Bytes.toBytes("count");
+            assertEquals(5L, Bytes.toLong(t.increment(tm, new Increment(row).addColumn(cf, q, 5)).getValue(cf, q)));
+            assertEquals(7L, Bytes.toLong(t.increment(tm, new Increment(row).addColumn(cf, q, 2)).getValue(cf, q)));
+            assertEquals("x", Bytes.toString(t.getLatest(tm, new Get(row)).getValue(cf, Bytes.toBytes("a"))));
+            try (Table raw = tm.getConnection().getTable(name)) {
+                for (Cell c : raw.get(new Get(row).addColumn(cf, q).addColumn(cf, Bytes.toBytes("a"))
+                        .readAllVersions()).rawCells()) {
+                    assertTrue(c.getTimestamp() != 0 && c.getTimestamp() < 1_000_000_000_000L,
+                            "no version HBase gave itself is left: " + c);
+                }
+            }
+        }
     }
 
     @Test

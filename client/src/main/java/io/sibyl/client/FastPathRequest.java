@@ -1,7 +1,11 @@
 package io.sibyl.client;
 
+import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.client.Mutation;
+import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.TableDescriptor;
+
+import java.util.List;
 
 /**
  * What the client and the fast-path coprocessor agree on: the attribute that marks a put as a single-row transaction
@@ -26,6 +30,20 @@ public final class FastPathRequest {
     /** True if {@code m} asks for the fast path. */
     public static boolean isMarked(Mutation m) {
         return m.getAttribute(ATTRIBUTE) != null;
+    }
+
+    /**
+     * The coprocessor's answer to a marked increment or append: its cells, flagged stale (a flag HBase sets only on
+     * reads of region replicas), so that the client tells it from HBase's own answer, which means the coprocessor did
+     * not run. The client clears the flag before handing the result on.
+     */
+    public static Result answer(List<Cell> cells) {
+        return Result.create(cells, null, true);
+    }
+
+    /** True if {@code r} is the coprocessor's {@link #answer}. */
+    public static boolean isFromCoprocessor(Result r) {
+        return r.isStale();
     }
 
     /** True if {@code table} loads the fast-path coprocessor. */

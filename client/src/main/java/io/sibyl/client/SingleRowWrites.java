@@ -3,9 +3,11 @@ package io.sibyl.client;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.TableName;
-import org.apache.hadoop.hbase.client.Connection;
-import org.apache.hadoop.hbase.client.Durability;
 import org.apache.hadoop.hbase.client.Append;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Durability;
+import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Increment;
 import org.apache.hadoop.hbase.client.Mutation;
 import org.apache.hadoop.hbase.client.Put;
@@ -41,6 +43,8 @@ final class SingleRowWrites {
     private final TableName name;
     private final Connection connection;
     private volatile boolean served;
+    /** Whether a fast-path put was seen committed by the region server since the table was last looked at. */
+    private volatile boolean putSeenServed;
     private volatile long checkedAtNanos = System.nanoTime() - 2 * RECHECK_NANOS;
 
     SingleRowWrites(TableName name, Connection connection) {
@@ -60,6 +64,17 @@ final class SingleRowWrites {
         marked.setDurability(durability);
         commit(tm, t -> {
             t.put(marked);
+            if (!putSeenServed) {
+                // Once per look at the table: a put left at the unset version was not committed by a coprocessor.
+                Cell first = marked.getFamilyCellMap().values().iterator().next().get(0);
+                Result left = t.get(new Get(marked.getRow()).addColumn(CellUtil.cloneFamily(first),
+                        CellUtil.cloneQualifier(first)).setTimestamp(UNSET_VERSION));
+                if (!left.isEmpty()) {
+                    undo(t, marked.getRow(), marked.getFamilyCellMap().values());
+                    return null;
+                }
+                putSeenServed = true;
+            }
             return null;
         }, ordinary);
     }
@@ -91,7 +106,35 @@ final class SingleRowWrites {
             marked = copy;
         }
         FastPathRequest.mark(marked).setDurability(durability);
-        return commit(tm, t -> marked instanceof Increment i ? t.increment(i) : t.append((Append) marked), ordinary);
+        return commit(tm, t -> {
+            Result r = marked instanceof Increment i ? t.increment(i) : t.append((Append) marked);
+            if (!FastPathRequest.isFromCoprocessor(r)) {
+                undo(t, marked.getRow(), List.of(List.of(r.rawCells())));
+                return null;
+            }
+            return Result.create(r.rawCells());
+        }, ordinary);
+    }
+
+    /**
+     * The table named the coprocessor but its region server did not run it (not loaded, or removed since the last
+     * look): HBase applied the write itself, at a version of its own. The versions it wrote are deleted, the table is
+     * taken as having no fast path, and the caller's null answer sends the write to the ordinary path.
+     */
+    private void undo(Table t, byte[] row, java.util.Collection<List<Cell>> written) throws IOException {
+        Delete d = new Delete(row);
+        for (List<Cell> cells : written) {
+            for (Cell c : cells) {
+                d.addColumn(CellUtil.cloneFamily(c), CellUtil.cloneQualifier(c), c.getTimestamp());
+            }
+        }
+        t.delete(d);
+        served = false;
+        checkedAtNanos = System.nanoTime();
+        TransactionManager.LOG.error("table {} names {} but its region server did not commit a single-row"
+                + " transaction (the coprocessor is not loaded there: check the region servers' log and lib/); the"
+                + " write was undone and runs as an ordinary transaction, as every later one will for a minute", name,
+                FastPathRequest.COPROCESSOR);
     }
 
     private <T> T commit(TransactionManager tm, FastCall<T> fast, TransactionalCall<T> ordinary)
@@ -99,8 +142,10 @@ final class SingleRowWrites {
         if (isServed()) {
             try (Table t = connection.getTable(name)) {
                 T result = fast.call(t);
-                tm.fastPathCommitted();
-                return result;
+                if (served) { // else the region server did not commit it, and it was undone
+                    tm.fastPathCommitted();
+                    return result;
+                }
             } catch (IOException e) {
                 if (!isRefusal(e)) {
                     throw e;
@@ -159,6 +204,7 @@ final class SingleRowWrites {
             served = FastPathRequest.isServed(t.getDescriptor());
         }
         checkedAtNanos = now;
+        putSeenServed = false;
         if (!served && SAID_NO_FAST_PATH.add(name)) {
             TransactionManager.LOG.info("table {} does not load {}: its single-row transactions take the ordinary"
                     + " path (docs/user-guide.md, Fast paths)", name, FastPathRequest.COPROCESSOR);

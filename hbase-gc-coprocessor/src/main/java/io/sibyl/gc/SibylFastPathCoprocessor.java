@@ -200,7 +200,7 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
                 put.setDurability(m.getDurability());
                 region.put(put); // takes the row lock again (it is reentrant); visible when it returns
                 cells.sort(CellComparator.getInstance());
-                return Result.create(cells);
+                return FastPathRequest.answer(cells);
             } finally {
                 release(m);
             }
