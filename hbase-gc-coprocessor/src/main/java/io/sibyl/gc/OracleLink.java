@@ -77,6 +77,14 @@ final class OracleLink {
     private ScheduledFuture<?> refresh; // guarded by holdLock
     private boolean released; // guarded by holdLock
     private final Object holdLock = new Object();
+    /** Fast-path tickets, grouped while one is in flight. */
+    private final TicketBatcher tickets = new TicketBatcher(mayWait -> {
+        OracleClient c = mayWait ? openClient() : openOrNull();
+        if (c == null) {
+            throw new IOException(problem);
+        }
+        return c;
+    });
 
     /** One replica, the watermark registered in it as a local reader, and what that tells about dropped commits. */
     private static final class Hold {
@@ -332,20 +340,18 @@ final class OracleLink {
     }
 
     /**
-     * Asks the oracle for a fast-path ticket ({@code OracleClient#ticket}) for {@code rowIds} and {@code granules};
-     * fails if no connection opens within the watermark timeout.
+     * Asks the oracle for a fast-path ticket ({@code OracleClient#ticket}) for {@code rowIds} and {@code granules},
+     * grouped with the other writes of this region server that ask meanwhile ({@link TicketBatcher}); fails if no
+     * connection opens within the watermark timeout.
      */
     CompletableFuture<Ticket> ticket(long[] rowIds, long[] granules) {
-        OracleClient client;
-        try {
-            client = openClient();
-        } catch (Exception e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        if (client == null) {
-            return CompletableFuture.failedFuture(new IOException(problem));
-        }
-        return client.ticket(rowIds, granules).thenApply(t -> new Ticket(t, client.replica()));
+        return tickets.ticket(rowIds, granules);
+    }
+
+    /** T_max of the open connection's replica, or 0 without one: no version below it can be undecided there. */
+    long tMaxNow() {
+        OracleClient c = openOrNull();
+        return c == null ? 0 : c.replica().tMax();
     }
 
     /** The open client, waiting up to the timeout for an attempt under way; null if there is none. */

@@ -25,6 +25,7 @@ import org.apache.hadoop.hbase.coprocessor.ObserverContext;
 import org.apache.hadoop.hbase.coprocessor.RegionCoprocessor;
 import org.apache.hadoop.hbase.coprocessor.RegionCoprocessorEnvironment;
 import org.apache.hadoop.hbase.coprocessor.RegionObserver;
+import org.apache.hadoop.hbase.regionserver.HRegion;
 import org.apache.hadoop.hbase.regionserver.MiniBatchOperationInProgress;
 import org.apache.hadoop.hbase.regionserver.Region;
 import org.apache.hadoop.hbase.util.Bytes;
@@ -37,17 +38,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
  * Region observer that commits single-row transactions in the region server, without the client's round trips to
- * the oracle (the fast path, docs/architecture.md). A put the client marks ({@link FastPathRequest}) is checked and
- * versioned under its row lock: the row must hold no version of a transaction whose outcome is unknown (else it is
- * refused with {@link FastPathRefusedException} and the client uses an ordinary transaction), the oracle hands out a
- * ticket that records the row as written, and every cell takes version ticket + 1, which marks it committed there and
- * then. Reads of a row wait while such a write is between its ticket and its visibility ({@link InFlightRows}).
+ * the oracle (the fast path, docs/architecture.md). A put, increment or append the client marks
+ * ({@link FastPathRequest}) is versioned under its row lock: the oracle hands out a ticket that records the row as
+ * written (so a transaction that began before it and writes the row aborts), and every cell takes version ticket + 1,
+ * which marks it committed there and then; an increment or append adds to the newest committed value. Without a
+ * ticket in time it is refused ({@link FastPathRefusedException}) and the client uses an ordinary transaction. Reads of a row wait while such a write is between its ticket and its visibility ({@link InFlightRows}).
  * Load it on the tables the client uses, beside {@link SibylGcCoprocessor} (the same jar).
  */
 public final class SibylFastPathCoprocessor implements RegionCoprocessor, RegionObserver {
@@ -109,7 +111,7 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
 
     /** Under the row lock HBase holds for the batch: checks the row, takes a ticket, versions every cell. */
     private void commitOnItsOwn(Put put) throws IOException {
-        long version = admit(put).version();
+        long version = admit(put, false).version();
         for (List<Cell> cells : put.getFamilyCellMap().values()) {
             for (Cell c : cells) {
                 PrivateCellUtil.setTimestamp(c, version);
@@ -122,26 +124,44 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
     }
 
     /** Checks the row of {@code m} (locked) and takes its ticket; {@link #release} ends what this starts. */
-    private Admitted admit(Mutation m) throws IOException {
+    private Admitted admit(Mutation m, boolean readModifyWrite) throws IOException {
         OracleLink l = link;
         if (l == null) {
             throw new FastPathRefusedException("the fast path of " + region.getRegionInfo().getEncodedName()
                     + " has no connection to the status oracle");
         }
         byte[] row = m.getRow();
-        // Read before registering the row in flight: this read would otherwise wait for the write itself.
-        List<Cell> versions = region.get(new Get(row).readAllVersions()).listCells();
         inFlight.add(row);
         m.setAttribute(IN_FLIGHT, row);
         try {
-            OracleLink.Ticket ticket = awaitTicket(l, row);
-            checkNoWriterUndecided(versions, ticket.replica(), row);
-            return new Admitted(Timestamps.selfCommittedVersion(ticket.ticket()),
-                    versions == null ? List.of() : versions, ticket.replica());
+            CompletableFuture<OracleLink.Ticket> pending = l.ticket(new long[] {RowIds.of(table, row)},
+                    new long[] {RowIds.granule(table, RowIds.prefixOf(row)), RowIds.tableGranule(table)});
+            // The row is locked: what is read now is what is there when the ticket comes, so both go together.
+            List<Cell> versions = readModifyWrite ? versions(m) : List.of();
+            OracleLink.Ticket ticket = await(pending);
+            return new Admitted(Timestamps.selfCommittedVersion(ticket.ticket()), versions, ticket.replica());
         } catch (IOException | RuntimeException e) {
             release(m);
             throw e;
         }
+    }
+
+    /**
+     * The versions of the columns a read-modify-write reads, past the coprocessors: this write is in flight on the
+     * row, and a read through them would wait for it.
+     */
+    private List<Cell> versions(Mutation m) throws IOException {
+        Get get = new Get(m.getRow()).readAllVersions();
+        for (Map.Entry<byte[], List<Cell>> f : m.getFamilyCellMap().entrySet()) {
+            for (Cell c : f.getValue()) {
+                get.addColumn(f.getKey(), CellUtil.cloneQualifier(c));
+            }
+        }
+        if (region instanceof HRegion h) {
+            return h.get(get, false);
+        }
+        List<Cell> cells = region.get(get).listCells();
+        return cells == null ? List.of() : cells;
     }
 
     /**
@@ -174,7 +194,7 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
     private Result readModifyWrite(Mutation m, boolean increment) throws IOException {
         Region.RowLock lock = region.getRowLock(m.getRow(), false);
         try {
-            Admitted a = admit(m);
+            Admitted a = admit(m, true);
             try {
                 List<Cell> cells = new ArrayList<>();
                 for (Map.Entry<byte[], List<Cell>> f : m.getFamilyCellMap().entrySet()) {
@@ -209,27 +229,37 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
         }
     }
 
-    /** The column's newest committed value (null if none, or deleted), judged as {@link #admit} left the row. */
-    private static byte[] newestCommitted(Admitted a, byte[] family, byte[] qualifier) {
+    /**
+     * The column's newest value committed before the ticket (null if none, or deleted). A version whose writer the
+     * replica, up to date below the ticket, cannot place is of a transaction running at the ticket, which the ticket
+     * aborts at its commit (it wrote this row and started before): it is passed over. Only a writer in an aborted
+     * range whose commits the replica lacks stays unknown, and then the fast path declines.
+     */
+    private static byte[] newestCommitted(Admitted a, byte[] family, byte[] qualifier)
+            throws FastPathRefusedException {
         long tMax = a.replica().tMax();
         long decided = a.replica().highestTimestampApplied();
         for (Cell c : a.rowVersions()) { // newest first within a column
             if (!CellUtil.matchingColumn(c, family, qualifier)) {
                 continue;
             }
-            if (a.replica().committedBefore(c.getTimestamp(), tMax, decided) == Visibility.VISIBLE) {
+            Visibility v = a.replica().committedBefore(c.getTimestamp(), tMax, decided);
+            if (v == Visibility.VISIBLE) {
                 return Tombstones.isTombstone(c) ? null : CellUtil.cloneValue(c);
+            }
+            if (v == Visibility.ASK_ORACLE && c.getTimestamp() < tMax) {
+                throw new FastPathRefusedException("version " + c.getTimestamp() + " of "
+                        + Bytes.toStringBinary(c.getRowArray(), c.getRowOffset(), c.getRowLength())
+                        + " belongs to a transaction the region server cannot place");
             }
         }
         return null;
     }
 
-    private OracleLink.Ticket awaitTicket(OracleLink l, byte[] row) throws IOException {
-        long[] rowIds = {RowIds.of(table, row)};
-        long[] granules = {RowIds.granule(table, RowIds.prefixOf(row)), RowIds.tableGranule(table)};
+    private OracleLink.Ticket await(CompletableFuture<OracleLink.Ticket> pending) throws IOException {
         long timeout = settings.watermarkTimeoutMillis();
         try {
-            return l.ticket(rowIds, granules).get(timeout, TimeUnit.MILLISECONDS);
+            return pending.get(timeout, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while waiting for a fast-path ticket");
@@ -238,28 +268,6 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
         } catch (TimeoutException e) {
             throw new FastPathRefusedException("no fast-path ticket from the status oracle within " + timeout
                     + " ms (" + GcSettings.WATERMARK_TIMEOUT_MS + ")");
-        }
-    }
-
-    /**
-     * Refuses if the row holds a version of an ordinary transaction that is running or whose outcome the replica
-     * has not learnt: a concurrent writer of the row, so one of the two must not commit. Aborted writers do not count,
-     * committed ones are below the ticket (their commit was decided before it, as the replica knows it after the
-     * ticket's reply).
-     */
-    private static void checkNoWriterUndecided(List<Cell> versions, CommitReplica replica, byte[] row)
-            throws FastPathRefusedException {
-        if (versions == null) {
-            return;
-        }
-        long tMax = replica.tMax();
-        long decided = replica.highestTimestampApplied();
-        for (Cell c : versions) {
-            long writer = c.getTimestamp();
-            if (writer >= tMax && replica.committedBefore(writer, tMax, decided) == Visibility.ASK_ORACLE) {
-                throw new FastPathRefusedException("row " + Bytes.toStringBinary(row)
-                        + " holds a version of transaction " + writer + ", whose outcome is not known yet");
-            }
         }
     }
 

@@ -103,7 +103,7 @@ class FastPathTest {
     }
 
     @Test
-    void aFastPathWriteOfARowWithARunningWriterTakesTheOrdinaryPathAndOneOfTheTwoAborts() throws Exception {
+    void aFastPathWriteOfARowWithARunningWriterCommitsAndTheRunningWriterAborts() throws Exception {
         GcCluster cluster = GcCluster.get();
         TableName name = fastPathTable("fp_ww2");
         Configuration writeThrough = new Configuration(cluster.configuration());
@@ -114,9 +114,13 @@ class FastPathTest {
             Transaction running = tm.begin();
             t.put(running, put("r", "ordinary"));
             t.put(tm, put("r", "single-row"));
-            assertFalse(Timestamps.isSelfCommitted(versions(name, "r").get(0).getTimestamp()),
-                    "the region server declined: the single-row write committed as an ordinary transaction");
-            assertThrows(RollbackException.class, () -> tm.commit(running));
+            assertTrue(Timestamps.isSelfCommitted(versions(name, "r").get(0).getTimestamp()),
+                    "committed by the region server above the running writer's version");
+            RollbackException e = assertThrows(RollbackException.class, () -> tm.commit(running));
+            assertEquals(RollbackException.Reason.CONFLICT, e.getReason(), "the ticket recorded the row");
+            Transaction reader = tm.begin();
+            t.put(reader, put("unrelated", "x"));
+            tm.rollback(reader);
             Transaction after = tm.begin();
             assertEquals("single-row", read(t, after, "r"));
             tm.rollback(after);
