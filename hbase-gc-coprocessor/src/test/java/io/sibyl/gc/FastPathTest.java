@@ -264,4 +264,30 @@ class FastPathTest {
                     "every increment, fast or ordinary, counted once");
         }
     }
+
+    /**
+     * The replica holds no record of a fast-path write: a read-only snapshot must still include one acknowledged
+     * before its freshness, which another client's begin (answered after the write) brought up to date.
+     */
+    @Test
+    void aReadOnlySnapshotFresherThanAFastPathWriteOfAnotherClientIncludesIt() throws Exception {
+        GcCluster cluster = GcCluster.get();
+        TableName name = fastPathTable("fp_stale");
+        // A bound the background refresher leaves alone meanwhile (it renews the anchor at half of it, or at 1 s).
+        Configuration patient = new Configuration(cluster.configuration());
+        patient.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + cluster.oraclePort());
+        patient.set(TransactionManager.READ_ONLY_MAX_STALENESS_MS, "5000");
+        try (TransactionManager writer = cluster.manager(); TransactionManager reader = TransactionManager.create(patient);
+             TTable w = new TTable(writer.getConnection(), name); TTable r = new TTable(reader.getConnection(), name)) {
+            w.put(writer, put("warm-up", "x")); // the writer's first look at the table, done before the clock runs
+            Transaction warm = reader.beginReadOnly(); // the reader's anchor: older than the write
+            reader.rollback(warm);
+            w.put(writer, put("row", "fast"));
+            Transaction ordinary = reader.begin(); // answered after the write: the replica is fresh past it
+            reader.rollback(ordinary);
+            Transaction readOnly = reader.beginReadOnly();
+            assertEquals("fast", read(r, readOnly, "row"), "acknowledged before the snapshot's freshness");
+            reader.rollback(readOnly);
+        }
+    }
 }
