@@ -71,6 +71,29 @@ final class StatusCommand implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * What a standby publishes about itself beside its candidate znode ({@code status-CANDIDATE}: its lag and the
+     * journal entries it replayed), as ": lag 3 ms, 5120 journal entries replayed"; empty when it publishes nothing
+     * (an oracle older than this CLI).
+     */
+    private String standbyState(ZooKeeper zk, String candidate) throws InterruptedException {
+        Map<String, String> state = new java.util.LinkedHashMap<>();
+        try {
+            byte[] data = zk.getData(cluster.electionZnode + "/status-" + candidate, false, null);
+            for (String line : new String(data, StandardCharsets.UTF_8).split("\n")) {
+                int eq = line.indexOf('=');
+                if (eq > 0) {
+                    state.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
+                }
+            }
+        } catch (KeeperException e) {
+            return "";
+        }
+        String lag = state.getOrDefault("lag.ms", "?");
+        return ": " + (lag.equals("-1") ? "catching up with the journal" : "lag " + lag + " ms") + ", "
+                + state.getOrDefault("entries.replayed", "?") + " journal entries replayed";
+    }
+
     /** A figure as people read it: the range sweep's phase by name, the rest as numbers. */
     static String show(String name, long value) {
         if (name.equals("range.sweep.phase")) {
@@ -107,7 +130,7 @@ final class StatusCommand implements Callable<Integer> {
             }
             boolean leads = leader != null && owner.equals(leader.owner());
             out.println("    " + (i + 1) + ". " + owner + (leads ? "  (leader)" : i == 0 ? "  (taking over)"
-                    : "  (standby)"));
+                    : "  (standby" + standbyState(zk, candidates.get(i)) + ")"));
         }
     }
 }

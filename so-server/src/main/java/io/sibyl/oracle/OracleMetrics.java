@@ -205,6 +205,7 @@ public final class OracleMetrics implements AutoCloseable {
                 .description("connections accepted").register(registry);
         FunctionCounter.builder(CONNECTIONS_REFUSED, server, OracleServer::refusedConnections)
                 .description("connections refused at max.connections").register(registry);
+        Gauge.builder(StandbyMetrics.ROLE, () -> 1).description("1 serving, 0 hot standby").register(registry);
         RangeSweepStatus sweep = server.rangeSweep();
         Gauge.builder(RANGE_SWEEP_PHASE, sweep, RangeSweepStatus::phase)
                 .description("background range sweep: -1 off, 0 idle, 1 waiting, 2 settling, 3 scanning, 4 failed")

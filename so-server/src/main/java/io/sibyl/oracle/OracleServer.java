@@ -105,8 +105,7 @@ public final class OracleServer implements AutoCloseable {
         this.metrics = new OracleMetrics(() -> onOwner(this::ownMetricsSnapshot, "metrics"), this);
         // Bound first: a taken port then stops the start before anything else holds a thread or a socket.
         try {
-            metricsEndpoint = config.metricsHttpPort() == OracleConfig.METRICS_OFF ? null
-                    : new MetricsEndpoint(config.host(), config.metricsHttpPort(), metrics::scrape);
+            metricsEndpoint = MetricsEndpoint.ofSetting(config, metrics::scrape);
         } catch (java.io.IOException e) {
             metrics.close();
             throw new IllegalStateException(e.getMessage(), e);
