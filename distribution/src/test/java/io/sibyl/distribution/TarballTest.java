@@ -101,6 +101,10 @@ class TarballTest {
                     .forEach(bindings::add);
         }
         assertEquals(List.of("logback-classic-1.2.13.jar"), bindings, "one SLF4J binding in lib/");
+        // Known-vulnerable versions Hadoop 2.10 brings and the parent POM replaces (docs/dependencies.md).
+        for (String jar : new String[] {"commons-beanutils-1.11.0.jar", "commons-compress-1.26.2.jar"}) {
+            assertTrue(Files.isRegularFile(home.resolve("lib").resolve(jar)), "lib/ holds the fixed " + jar);
+        }
         assertTrue(Files.readString(home.resolve("conf/so-server.properties")).contains("journal=bookkeeper"),
                 "the example settings are the production ones");
 
