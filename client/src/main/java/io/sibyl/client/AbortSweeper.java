@@ -55,6 +55,8 @@ public final class AbortSweeper {
     private static final int TIMESTAMPS_PER_SCAN = 10_000;
     private static final int DELETES_PER_BATCH = 1_000;
     private static final long ORACLE_TIMEOUT_SECONDS = 30;
+    /** Below the smallest idle.timeout.ms an oracle accepts (1 s): the settle keeps its connection busy. */
+    private static final long KEEP_ALIVE_MS = 500;
 
     /** What one sweep found and did. */
     public record Report(List<TableName> tablesScanned, Map<TableName, String> tablesSkipped, int transactions,
@@ -138,7 +140,7 @@ public final class AbortSweeper {
             phases.accept(HostedRangeSweep.Phase.SETTLING, candidates.ranges.size());
             LOG.info("{} aborted transactions and {} aborted ranges below the low watermark; sweeping those still so"
                     + " after {} ms", candidates.transactions.length, candidates.ranges.size(), settleMillis);
-            Thread.sleep(settleMillis);
+            settle(oracle);
             candidates = candidates.both(candidates(oracle, rangesOnly));
         }
         if (!candidates.isEmpty()) {
@@ -187,6 +189,23 @@ public final class AbortSweeper {
             LOG.info("abort sweep: {}", report);
         }
         return report;
+    }
+
+    /**
+     * Waits the settle time, asking the oracle for its watermark every {@link #KEEP_ALIVE_MS} meanwhile: the oracle
+     * closes a connection that sent nothing for its idle.timeout.ms (10 minutes by default, as long as the default
+     * settle time), and the second look at the candidates would then fail.
+     */
+    private void settle(OracleClient oracle) throws IOException, InterruptedException {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settleMillis);
+        long left = settleMillis;
+        while (left > 0) {
+            Thread.sleep(Math.min(left, KEEP_ALIVE_MS));
+            left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
+            if (left > 0) {
+                await(oracle.lowWatermark(), "the low watermark");
+            }
+        }
     }
 
     /**

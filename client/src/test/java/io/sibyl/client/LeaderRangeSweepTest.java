@@ -50,9 +50,10 @@ class LeaderRangeSweepTest {
         }
         OracleConfig plain = OracleConfig.defaults().withPort(0).withCapacities(1 << 16, 1 << 14, 1 << 12)
                 .withReaderGrace(2000).withAdminSecretFile(TestSupport.adminSecretFile());
-        // A short settle keeps the test short; production keeps the sweeper's 10 minutes (docs/gc.md, Settle).
-        OracleConfig sweeping = plain.withRangeSweep(
-                new RangeSweepSettings(name.getNameAsString(), "", 200, 200, site.toString()));
+        // A short settle keeps the test short (production keeps the sweeper's 10 minutes, docs/gc.md, Settle), yet
+        // longer than the oracle's idle timeout: the sweep's connection must stay open through the settle.
+        OracleConfig sweeping = plain.withIdleTimeout(1000).withRangeSweep(
+                new RangeSweepSettings(name.getNameAsString(), "", 2500, 200, site.toString()));
         try (TTable t = new TTable(c.connection(), name);
              JournaledOracle first = JournaledOracle.start(js, "oracle-1", plain)) {
             long committed;
@@ -94,6 +95,8 @@ class LeaderRangeSweepTest {
                 assertTrue(registry.get(OracleMetrics.RANGE_SWEEP_VERSIONS).functionCounter().count() >= ROWS,
                         "the metrics count the deleted versions");
                 assertEquals(0.0, registry.get(OracleMetrics.RANGE_SWEEP_PHASE).gauge().value(), "idle again");
+                assertEquals(0.0, registry.get(OracleMetrics.RANGE_SWEEP_FAILURES).functionCounter().count(),
+                        "no attempt failed, the settle outlasting idle.timeout.ms included");
             }
         }
     }
