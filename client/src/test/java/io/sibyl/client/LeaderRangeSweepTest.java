@@ -100,4 +100,15 @@ class LeaderRangeSweepTest {
             }
         }
     }
+
+    @Test
+    void anOracleWhoseSweepCannotFindItsHBaseClusterRefusesToStartNamingTheSetting() {
+        OracleConfig config = OracleConfig.defaults().withPort(0).withCapacities(64, 64, 64)
+                .withAdminSecretFile(TestSupport.adminSecretFile()).withRangeSweep(
+                        new RangeSweepSettings("t", "", 0, 1000, "/nonexistent/hbase-site.xml"));
+        IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                () -> io.sibyl.oracle.OracleServer.startInMemory(config).close());
+        assertTrue(e.getMessage().contains("range.sweep.hbase.site: cannot read /nonexistent/hbase-site.xml"),
+                e.getMessage());
+    }
 }
