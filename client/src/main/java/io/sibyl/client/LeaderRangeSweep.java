@@ -65,6 +65,8 @@ public final class LeaderRangeSweep implements HostedRangeSweep {
         private volatile boolean closed;
         private TransactionManager manager; // sweep thread only
         private HostedRangeSweep.Phase reported;
+        /** The last failure logged at WARN, so that one cause repeating every interval is logged once. */
+        private String lastFailure;
 
         Runner(Configuration conf, Settings settings, Progress progress) {
             this.conf = conf;
@@ -106,6 +108,7 @@ public final class LeaderRangeSweep implements HostedRangeSweep {
                 }
                 AbortSweeper.Report r = new AbortSweeper(manager, tables, excluded, settings.settleMillis(), false)
                         .sweepRanges(this::phase);
+                lastFailure = null; // it ran: the next failure is news
                 if (r.abortedRanges() == 0) {
                     // None below the low watermark yet: a recovered oracle holds it down for reader.grace.ms.
                     phase(HostedRangeSweep.Phase.WAITING_FOR_WATERMARK, waiting);
@@ -122,8 +125,15 @@ public final class LeaderRangeSweep implements HostedRangeSweep {
                     return;
                 }
                 phase(HostedRangeSweep.Phase.FAILED, Math.max(waiting, 0));
-                LOG.warn("aborted range sweep failed, trying again in {} ms: {}", settings.intervalMillis(),
-                        e.toString());
+                String why = e.toString();
+                if (!why.equals(lastFailure)) {
+                    LOG.warn("aborted range sweep failed, trying again every {} ms: {}", settings.intervalMillis(),
+                            why);
+                } else {
+                    // The same cause again (a table named that does not exist): said once, counted every time.
+                    LOG.debug("aborted range sweep failed again: {}", why);
+                }
+                lastFailure = why;
                 closeManager(); // the next attempt connects afresh
             }
         }
