@@ -1,6 +1,7 @@
 package io.sibyl.admin;
 
 import io.sibyl.oracle.ha.ElectionOrder;
+import io.sibyl.protocol.HostedRangeSweep;
 import io.sibyl.protocol.LeaderRecord;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
@@ -12,6 +13,7 @@ import picocli.CommandLine.Spec;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -63,10 +65,45 @@ final class StatusCommand implements Callable<Integer> {
             Map<String, Long> figures = c.status();
             out.println("oracle " + host + ":" + port + ":");
             for (Map.Entry<String, Long> f : figures.entrySet()) {
-                out.printf("  %-26s %d%n", f.getKey(), f.getValue());
+                out.printf("  %-28s %s%n", f.getKey(), show(f.getKey(), f.getValue()));
             }
         }
         return 0;
+    }
+
+    /**
+     * What a standby publishes about itself beside its candidate znode ({@code status-CANDIDATE}: its lag and the
+     * journal entries it replayed), as ": lag 3 ms, 5120 journal entries replayed"; empty when it publishes nothing
+     * (an oracle older than this CLI).
+     */
+    private String standbyState(ZooKeeper zk, String candidate) throws InterruptedException {
+        Map<String, String> state = new java.util.LinkedHashMap<>();
+        try {
+            byte[] data = zk.getData(cluster.electionZnode + "/status-" + candidate, false, null);
+            for (String line : new String(data, StandardCharsets.UTF_8).split("\n")) {
+                int eq = line.indexOf('=');
+                if (eq > 0) {
+                    state.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
+                }
+            }
+        } catch (KeeperException e) {
+            return "";
+        }
+        String lag = state.getOrDefault("lag.ms", "?");
+        return ": " + (lag.equals("-1") ? "catching up with the journal" : "lag " + lag + " ms") + ", "
+                + state.getOrDefault("entries.replayed", "?") + " journal entries replayed";
+    }
+
+    /** A figure as people read it: the range sweep's phase by name, the rest as numbers. */
+    static String show(String name, long value) {
+        if (name.equals("range.sweep.phase")) {
+            HostedRangeSweep.Phase[] phases = HostedRangeSweep.Phase.values();
+            return value >= 0 && value < phases.length
+                    ? phases[(int) value].name().toLowerCase(Locale.ROOT).replace('_', ' ')
+                    : value == -1 ? "off (range.sweep.tables is empty: run sibyl sweep after failovers)"
+                    : Long.toString(value);
+        }
+        return Long.toString(value);
     }
 
     /** The election's candidates in line, each with the owner name its znode holds; the first leads. */
@@ -93,7 +130,7 @@ final class StatusCommand implements Callable<Integer> {
             }
             boolean leads = leader != null && owner.equals(leader.owner());
             out.println("    " + (i + 1) + ". " + owner + (leads ? "  (leader)" : i == 0 ? "  (taking over)"
-                    : "  (standby)"));
+                    : "  (standby" + standbyState(zk, candidates.get(i)) + ")"));
         }
     }
 }

@@ -73,6 +73,9 @@ class SibylCliTest {
         for (String name : new String[] {"leader", "standby"}) {
             List<String> flags = new ArrayList<>(OracleProcess.haCandidateFlags(BOOKIES.zkConnect(), GROUP));
             flags.add("--admin.secret.file=" + secret);
+            if (name.equals("standby")) {
+                flags.add("--metrics.http.port=0");
+            }
             OracleProcess p = new OracleProcess(name, flags);
             ORACLES.add(p);
             if (name.equals("leader")) {
@@ -94,17 +97,55 @@ class SibylCliTest {
     }
 
     @Test
-    void statusShowsTheLeaderTheCandidatesAndTheLeadersFigures() {
-        Run r = sibyl("status", "--admin-secret-file=" + secret);
+    void aStandbyServesItsRoleAndReplicationLagAsMetrics() throws Exception {
+        String line = ORACLES.get(1).awaitLine("STANDBY metrics.port=", 30_000);
+        int port = Integer.parseInt(line.substring("STANDBY metrics.port=".length()).trim());
+        java.util.regex.Pattern lagLine = java.util.regex.Pattern.compile("\nsibyl_standby_lag_seconds ([0-9.E-]+)");
+        String body = scrape(port);
+        // NaN until the standby's first poll caught up with the journal, a moment after it starts.
+        for (int i = 0; i < 50 && !lagLine.matcher(body).find(); i++) {
+            Thread.sleep(200);
+            body = scrape(port);
+        }
+        java.util.regex.Matcher lag = lagLine.matcher(body);
+        assertTrue(lag.find(), "the standby's lag is a number once it caught up: " + body);
+        assertTrue(body.contains("\nsibyl_oracle_role 0.0"), "role 0, a standby: " + body);
+        assertTrue(Double.parseDouble(lag.group(1)) < 10, "an idle standby keeps up: lag " + lag.group(1) + " s");
+        assertTrue(body.contains("\nsibyl_standby_entries_replayed_total "), body);
+        assertTrue(body.contains("\nsibyl_standby_position 0.0"), "the first standby in line: " + body);
+    }
+
+    private static String scrape(int port) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/metrics"))
+                        .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), r.body());
+        return r.body();
+    }
+
+    @Test
+    void statusShowsTheLeaderTheCandidatesAndTheLeadersFigures() throws Exception {
+        java.util.regex.Pattern standbyState =
+                java.util.regex.Pattern.compile("\\(standby: lag \\d+ ms, \\d+ journal entries replayed\\)");
+        Run attempt = sibyl("status", "--admin-secret-file=" + secret);
+        // The standby publishes its state within a second of standing by, and this may be the first test to run.
+        for (int i = 0; i < 50 && attempt.exit == 0 && !standbyState.matcher(attempt.out).find(); i++) {
+            Thread.sleep(200);
+            attempt = sibyl("status", "--admin-secret-file=" + secret);
+        }
+        Run r = attempt;
         assertEquals(0, r.exit, () -> r.all() + "\nleader alive: " + ORACLES.get(0).process.isAlive() + "\n"
                 + ORACLES.get(0).tail());
         assertTrue(r.out.contains("leader:     127.0.0.1:" + leaderPort + " (epoch "), r.out);
         assertTrue(r.out.contains("candidates: 2 in line"), r.out);
-        assertTrue(r.out.contains("(leader)") && r.out.contains("(standby)"), r.out);
+        assertTrue(r.out.contains("(leader)"), r.out);
+        assertTrue(standbyState.matcher(r.out).find(), "the standby shows its lag: " + r.out);
         for (String figure : new String[] {"t.max", "low.watermark", "running.transactions",
                 "aborted.transactions", "aborted.ranges", "connections"}) {
             assertTrue(r.out.contains(figure), figure + " in " + r.out);
         }
+        assertTrue(r.out.contains("range.sweep.phase") && r.out.contains("off (range.sweep.tables is empty"),
+                "the background range sweep's phase, by name: " + r.out);
         Run withoutSecret = sibyl("status");
         assertEquals(0, withoutSecret.exit, withoutSecret.all());
         assertTrue(withoutSecret.out.contains("give --admin-secret-file"), withoutSecret.out);

@@ -2,6 +2,7 @@ package io.sibyl.client;
 
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.protocol.AbortedRange;
+import io.sibyl.protocol.HostedRangeSweep;
 import io.sibyl.protocol.Timestamps;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
@@ -28,6 +29,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 
 /**
  * Cleans up after clients that died in the middle of a transaction: finds the versions their aborted transactions
@@ -54,6 +56,8 @@ public final class AbortSweeper {
     private static final int TIMESTAMPS_PER_SCAN = 10_000;
     private static final int DELETES_PER_BATCH = 1_000;
     private static final long ORACLE_TIMEOUT_SECONDS = 30;
+    /** Below the smallest idle.timeout.ms an oracle accepts (1 s): the settle keeps its connection busy. */
+    private static final long KEEP_ALIVE_MS = 500;
 
     /** What one sweep found and did. */
     public record Report(List<TableName> tablesScanned, Map<TableName, String> tablesSkipped, int transactions,
@@ -109,6 +113,21 @@ public final class AbortSweeper {
 
     /** One sweep: candidates, settle, candidates again, then scan, delete and report those seen both times. */
     public Report sweep() throws IOException, InterruptedException {
+        return sweep(false, (phase, ranges) -> { });
+    }
+
+    /**
+     * One sweep of the aborted ranges alone, as {@link #sweep()} takes them (the leader's background sweep:
+     * dead clients' transactions are left to {@code bin/sibyl-sweep}, whose full scans a cron job schedules), telling
+     * {@code phases} when it starts to settle and to scan.
+     */
+    public Report sweepRanges(BiConsumer<HostedRangeSweep.Phase, Integer> phases)
+            throws IOException, InterruptedException {
+        return sweep(true, phases);
+    }
+
+    private Report sweep(boolean rangesOnly, BiConsumer<HostedRangeSweep.Phase, Integer> phases)
+            throws IOException, InterruptedException {
         OracleClient oracle = manager.oracle();
         if (!dryRun && !oracle.isAdmin()) {
             // Checked before anything is deleted: without the admin role the oracle refuses every report.
@@ -117,12 +136,16 @@ public final class AbortSweeper {
                     + " the oracle's admin secret (its admin.secret.file; docs/operations.md, Security), or use"
                     + " --dry-run");
         }
-        Candidates candidates = candidates(oracle);
+        Candidates candidates = candidates(oracle, rangesOnly);
         if (settleMillis > 0 && !candidates.isEmpty()) {
+            phases.accept(HostedRangeSweep.Phase.SETTLING, candidates.ranges.size());
             LOG.info("{} aborted transactions and {} aborted ranges below the low watermark; sweeping those still so"
                     + " after {} ms", candidates.transactions.length, candidates.ranges.size(), settleMillis);
-            Thread.sleep(settleMillis);
-            candidates = candidates.both(candidates(oracle));
+            settle(oracle);
+            candidates = candidates.both(candidates(oracle, rangesOnly));
+        }
+        if (!candidates.isEmpty()) {
+            phases.accept(HostedRangeSweep.Phase.SCANNING, candidates.ranges.size());
         }
         // Listed after the settle: a table dropped or disabled meanwhile is seen now, not in the middle of the scan.
         List<TableName> tables = new ArrayList<>();
@@ -161,8 +184,29 @@ public final class AbortSweeper {
         }
         Report report = new Report(List.copyOf(tables), skipped, candidates.transactions.length,
                 candidates.ranges.size(), counts[0], counts[1], reported, dryRun);
-        LOG.info("abort sweep: {}", report);
+        if (rangesOnly && candidates.isEmpty()) {
+            LOG.debug("abort sweep: {}", report); // the leader's background sweep looks often: an empty one is news to no one
+        } else {
+            LOG.info("abort sweep: {}", report);
+        }
         return report;
+    }
+
+    /**
+     * Waits the settle time, asking the oracle for its watermark every {@link #KEEP_ALIVE_MS} meanwhile: the oracle
+     * closes a connection that sent nothing for its idle.timeout.ms (10 minutes by default, as long as the default
+     * settle time), and the second look at the candidates would then fail.
+     */
+    private void settle(OracleClient oracle) throws IOException, InterruptedException {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settleMillis);
+        long left = settleMillis;
+        while (left > 0) {
+            Thread.sleep(Math.min(left, KEEP_ALIVE_MS));
+            left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
+            if (left > 0) {
+                await(oracle.lowWatermark(), "the low watermark");
+            }
+        }
     }
 
     /**
@@ -202,15 +246,16 @@ public final class AbortSweeper {
     }
 
     /**
-     * Aborted transactions and aborted ranges (with their commits known) below the low watermark: none of their
-     * transactions runs, none can write any more.
+     * Aborted transactions (none with {@code rangesOnly}) and aborted ranges (with their commits known) below the low
+     * watermark: none of their transactions runs, none can write any more.
      */
-    private static Candidates candidates(OracleClient oracle) throws IOException, InterruptedException {
+    private static Candidates candidates(OracleClient oracle, boolean rangesOnly)
+            throws IOException, InterruptedException {
         // The watermark first: an abort the replica learns later is only left for the next sweep.
         long watermark = await(oracle.lowWatermark(), "the low watermark");
         List<AbortedRange> ranges = oracle.replica().abortedRanges().stream()
                 .filter(r -> r.committedKnown() && r.to() < watermark).toList();
-        return new Candidates(oracle.replica().abortedBelow(watermark), ranges);
+        return new Candidates(rangesOnly ? new long[0] : oracle.replica().abortedBelow(watermark), ranges);
     }
 
     /** Adds the versions found and deleted in {@code name} written at one of the {@code candidates} to counts. */

@@ -63,22 +63,19 @@ class AbortedRangeSweepTest {
                 tm1.commit(init);
                 committedBefore = init.getStartTimestamp();
 
-                KilledClientProcess child = KilledClientProcess.start(c.configuration(), "127.0.0.1:" + first.port(),
-                        name, ROWS, "range-client");
-                try {
-                    inDoubt = child.awaitWritten();
-                    Transaction later = tm1.begin();
-                    put(t, later, "later", "committed too");
-                    tm1.commit(later);
-                    committedAfter = later.getStartTimestamp();
-
-                    // The takeover fences the first oracle while the child's transaction runs: it is in doubt.
-                    JournaledOracle second = JournaledOracle.start(js, "oracle-2", CONFIG);
-                    toClose.add(second);
-                    assertTrue(first.server().awaitFatalError(20, TimeUnit.SECONDS), "the fenced oracle stops");
-                } finally {
-                    child.kill();
-                }
+                long[] after = new long[1];
+                inDoubt = KilledClientProcess.inDoubtAcrossTakeover(c.configuration(), first.port(), name, ROWS,
+                        "range-client", () -> {
+                            Transaction later = tm1.begin();
+                            put(t, later, "later", "committed too");
+                            tm1.commit(later);
+                            after[0] = later.getStartTimestamp();
+                            // The takeover fences the first oracle while the child's transaction runs: in doubt.
+                            toClose.add(JournaledOracle.start(js, "oracle-2", CONFIG));
+                            assertTrue(first.server().awaitFatalError(20, TimeUnit.SECONDS), "the fenced oracle stops");
+                            return null;
+                        });
+                committedAfter = after[0];
             }
             JournaledOracle second = (JournaledOracle) toClose.get(1);
             AbortedRange range = second.recovered().inDoubtRange();

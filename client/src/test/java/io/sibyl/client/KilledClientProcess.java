@@ -41,6 +41,24 @@ final class KilledClientProcess {
         return new KilledClientProcess(child, log);
     }
 
+    /**
+     * Leaves a killed client's transaction in doubt across an oracle takeover: a client JVM writes {@code rows} rows
+     * to {@code table} through the oracle at {@code oraclePort}; while its transaction runs, {@code takeOver} starts
+     * the oracle that fences that one (and may commit more first); then the client is killed with SIGKILL. Returns the
+     * in-doubt transaction's start timestamp.
+     */
+    static long inDoubtAcrossTakeover(Configuration conf, int oraclePort, TableName table, int rows, String logName,
+                                      java.util.concurrent.Callable<?> takeOver) throws Exception {
+        KilledClientProcess child = start(conf, "127.0.0.1:" + oraclePort, table, rows, logName);
+        try {
+            long inDoubt = child.awaitWritten();
+            takeOver.call();
+            return inDoubt;
+        } finally {
+            child.kill();
+        }
+    }
+
     /** Waits until the child's writes are in HBase, uncommitted; returns its transaction's start timestamp. */
     long awaitWritten() throws IOException {
         BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),

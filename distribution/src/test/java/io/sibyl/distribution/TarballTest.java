@@ -101,6 +101,10 @@ class TarballTest {
                     .forEach(bindings::add);
         }
         assertEquals(List.of("logback-classic-1.2.13.jar"), bindings, "one SLF4J binding in lib/");
+        // Known-vulnerable versions Hadoop 2.10 brings and the parent POM replaces (docs/dependencies.md).
+        for (String jar : new String[] {"commons-beanutils-1.11.0.jar", "commons-compress-1.26.2.jar"}) {
+            assertTrue(Files.isRegularFile(home.resolve("lib").resolve(jar)), "lib/ holds the fixed " + jar);
+        }
         assertTrue(Files.readString(home.resolve("conf/so-server.properties")).contains("journal=bookkeeper"),
                 "the example settings are the production ones");
 
@@ -114,6 +118,37 @@ class TarballTest {
         Result cliHelp = run(List.of("bin/sibyl", "--help"));
         assertEquals(0, cliHelp.exit(), cliHelp.output());
         assertTrue(cliHelp.output().contains("enable-table"), cliHelp.output());
+    }
+
+    @Test
+    void theDockerImageIsThisTarballUnpackedAndRunsItsSoServer() throws Exception {
+        String version = System.getProperty("sibyl.version");
+        List<String> lines = Files.readAllLines(Path.of("..", "docker", "Dockerfile"), StandardCharsets.UTF_8);
+        assertTrue(lines.contains("ARG SIBYL_VERSION=" + version), "the Dockerfile's default version is this one");
+        String tarball = Path.of(System.getProperty("sibyl.tarball")).getFileName().toString()
+                .replace(version, "${SIBYL_VERSION}");
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("RUN ") && l.contains("tar xzf distribution/target/"
+                + tarball)), "the build stage unpacks the tarball 'mvn package' makes, " + tarball);
+        // The oracle's stage is the last one: what it copies and runs must be the tarball's own layout.
+        List<String> last = lines.subList(lastIndexStartingWith(lines, "FROM "), lines.size());
+        String copy = last.stream().filter(l -> l.startsWith("COPY --from=build ")).findFirst().orElseThrow();
+        assertEquals("COPY --from=build /dist/sibyl-${SIBYL_VERSION} /opt/sibyl", copy, "the unpacked directory");
+        assertTrue(last.stream().noneMatch(l -> l.contains(".jar")), "no module jar of its own: " + last);
+        String entry = last.stream().filter(l -> l.startsWith("ENTRYPOINT ")).findFirst().orElseThrow();
+        Matcher m = Pattern.compile("\\[\"/opt/sibyl/([^\"]+)\"").matcher(entry);
+        assertTrue(m.find(), entry);
+        assertTrue(Files.isExecutable(home.resolve(m.group(1))), m.group(1) + " is in the tarball");
+        assertTrue(last.stream().anyMatch(l -> l.startsWith("ENV SO_SERVER_JAVA_OPTS=")),
+                "JVM flags through the tarball's own variable");
+    }
+
+    private static int lastIndexStartingWith(List<String> lines, String prefix) {
+        for (int i = lines.size() - 1; i >= 0; i--) {
+            if (lines.get(i).startsWith(prefix)) {
+                return i;
+            }
+        }
+        throw new AssertionError("no line starts with " + prefix);
     }
 
     private static int awaitReady(Process p) throws Exception {

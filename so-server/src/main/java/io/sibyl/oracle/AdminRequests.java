@@ -21,6 +21,8 @@ final class AdminRequests {
     private final OracleState state;
     /** Open connections by number, with their remote address; none until the server says where to find them. */
     private Supplier<Map<Integer, String>> connections = Map::of;
+    /** The background range sweep's figures (range.sweep.*); none until the server says where to find them. */
+    private Supplier<Map<String, Long>> rangeSweep = Map::of;
 
     AdminRequests(OracleState state) {
         this.state = state;
@@ -28,6 +30,10 @@ final class AdminRequests {
 
     void describeConnectionsWith(Supplier<Map<Integer, String>> connections) {
         this.connections = connections;
+    }
+
+    void describeRangeSweepWith(Supplier<Map<String, Long>> figures) {
+        this.rangeSweep = figures;
     }
 
     /**
@@ -48,6 +54,7 @@ final class AdminRequests {
         figures.put("commits", state.commits());
         figures.put("aborts", state.aborts());
         figures.put("connections", (long) connections.get().size());
+        figures.putAll(rangeSweep.get());
         AdminReplies.writeStatus(out, id, figures);
     }
 

@@ -54,6 +54,16 @@ final class MetricsEndpoint implements AutoCloseable {
         http.createContext("/", this::handle);
     }
 
+    /**
+     * The endpoint {@code config}'s {@code metrics.http.port} asks for, bound, or null when it is off.
+     *
+     * @throws IOException naming {@code metrics.http.port} when the address cannot be bound
+     */
+    static MetricsEndpoint ofSetting(OracleConfig config, Supplier<String> scrape) throws IOException {
+        return config.metricsHttpPort() == OracleConfig.METRICS_OFF ? null
+                : new MetricsEndpoint(config.host(), config.metricsHttpPort(), scrape);
+    }
+
     /** Starts answering scrapes. */
     void start() {
         http.start();

@@ -43,7 +43,8 @@ public record OracleConfig(
         TlsSettings tls,
         String clientSecretFile,
         long idleTimeoutMillis,
-        int metricsHttpPort) {
+        int metricsHttpPort,
+        RangeSweepSettings rangeSweep) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
     public enum JournalKind {
@@ -99,7 +100,7 @@ public record OracleConfig(
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
                 HaSettings.defaults(), 3_600_000, 10_000, 4096, 0, "", 1 << 17,
-                TlsSettings.disabled("tls."), "", 600_000, METRICS_OFF);
+                TlsSettings.disabled("tls."), "", 600_000, METRICS_OFF, RangeSweepSettings.defaults());
     }
 
     public OracleConfig {
@@ -140,8 +141,12 @@ public record OracleConfig(
             throw new IllegalArgumentException("admin.secret.file, client.secret.file and the TLS settings are"
                     + " required (empty: none)");
         }
-        if (journal == null || journalSettings == null || ha == null) {
-            throw new IllegalArgumentException("journal, journal settings and HA settings are required");
+        if (journal == null || journalSettings == null || ha == null || rangeSweep == null) {
+            throw new IllegalArgumentException("journal, journal settings, HA and range sweep settings are required");
+        }
+        if (rangeSweep.enabled() && adminSecretFile.isEmpty()) {
+            throw new IllegalArgumentException("range.sweep.tables needs admin.secret.file: the background sweep"
+                    + " reports aborted ranges cleaned up with the admin role (see docs/operations.md)");
         }
         if (ha.enabled() && journal != JournalKind.BOOKKEEPER) {
             throw new IllegalArgumentException("ha=true needs journal=bookkeeper (a standby takes over the journal);"
@@ -166,7 +171,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
@@ -175,7 +180,7 @@ public record OracleConfig(
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
@@ -183,7 +188,7 @@ public record OracleConfig(
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
@@ -191,7 +196,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
@@ -200,7 +205,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /** Copy whose transactions are aborted once they ran {@code millis} (0: never). */
@@ -209,7 +214,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, millis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /**
@@ -222,7 +227,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeMillis, connections, perConnection,
-                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /**
@@ -242,7 +247,7 @@ public record OracleConfig(
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /** Copy whose admin role is proven with the secret in {@code file} (empty: no connection can be admin). */
@@ -251,7 +256,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /** Copy that refuses begins once {@code limit} aborted transactions wait for their clean-up. */
@@ -261,7 +266,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, limit, tls, clientSecretFile,
-                idleTimeoutMillis, metricsHttpPort);
+                idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /** Copy whose clients connect with {@code settings}' TLS. */
@@ -271,7 +276,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, settings,
-                clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /** Copy whose clients must prove the secret in {@code file} (empty: they need not). */
@@ -281,7 +286,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, file,
-                idleTimeoutMillis, metricsHttpPort);
+                idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /** Copy that closes client connections idle for {@code millis} holding no transaction (0: never). */
@@ -291,7 +296,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
-                millis, metricsHttpPort);
+                millis, metricsHttpPort, rangeSweep);
     }
 
     /** Copy that serves its metrics over HTTP on {@code httpPort} ({@link #METRICS_OFF}: not at all; 0: any port). */
@@ -301,7 +306,17 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
-                idleTimeoutMillis, httpPort);
+                idleTimeoutMillis, httpPort, rangeSweep);
+    }
+
+    /** Copy that sweeps aborted ranges in the background as {@code settings} say (when it leads). */
+    public OracleConfig withRangeSweep(RangeSweepSettings settings) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
+                idleTimeoutMillis, metricsHttpPort, settings);
     }
 
     /** Copy with the given high-availability settings. */
@@ -310,7 +325,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
@@ -319,7 +334,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
     }
 
     /**
@@ -366,7 +381,12 @@ public record OracleConfig(
                 tlsOf(p),
                 p.getProperty("client.secret.file", d.clientSecretFile).trim(),
                 longOf(p, "idle.timeout.ms", d.idleTimeoutMillis),
-                intOf(p, "metrics.http.port", d.metricsHttpPort));
+                intOf(p, "metrics.http.port", d.metricsHttpPort),
+                new RangeSweepSettings(p.getProperty("range.sweep.tables", d.rangeSweep.tables()),
+                        p.getProperty("range.sweep.exclude", d.rangeSweep.excluded()),
+                        longOf(p, "range.sweep.settle.ms", d.rangeSweep.settleMillis()),
+                        longOf(p, "range.sweep.interval.ms", d.rangeSweep.intervalMillis()),
+                        p.getProperty("range.sweep.hbase.site", d.rangeSweep.hbaseSite())));
     }
 
     private static TlsSettings tlsOf(Properties p) {
@@ -466,6 +486,16 @@ public record OracleConfig(
                 + " metrics on metrics.http.port");
         m.put("metrics.http.port", metricsHttpPort + "  # serve the metrics in Prometheus' text format at"
                 + " http://host:PORT/metrics (" + METRICS_OFF + " = off, 0 = pick a free port, logged)");
+        m.put("range.sweep.tables", rangeSweep.tables() + "  # a leading oracle sweeps the aborted ranges of"
+                + " failovers in the background over these tables (comma-separated; * = every table that can hold"
+                + " transactional data; empty = off, leave it to bin/sibyl-sweep); needs admin.secret.file");
+        m.put("range.sweep.exclude", rangeSweep.excluded() + "  # tables the background sweep never scans");
+        m.put("range.sweep.settle.ms", rangeSweep.settleMillis() + "  # how long a range stays sweepable before it"
+                + " is swept (as bin/sibyl-sweep --settle-ms)");
+        m.put("range.sweep.interval.ms", rangeSweep.intervalMillis() + "  # how often the background sweep looks for"
+                + " aborted ranges");
+        m.put("range.sweep.hbase.site", rangeSweep.hbaseSite() + "  # the HBase cluster's hbase-site.xml for the"
+                + " background sweep; empty = $HBASE_CONF_DIR/hbase-site.xml");
         m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");
         m.put("journal", journal.key() + "  # memory (decisions lost on exit) or bookkeeper (journal.* settings,"
                 + " recovery at startup)");

@@ -106,6 +106,19 @@ public final class OracleMetrics implements AutoCloseable {
      */
     public static final String DELTA_BYTES = "sibyl.oracle.delta.bytes";
 
+    /**
+     * Gauge, phase: what the leader's background sweep of aborted ranges is doing: -1 off (range.sweep.tables
+     * empty), 0 idle, 1 waiting for the low watermark to pass a range, 2 settling, 3 scanning, 4 the last attempt
+     * failed ({@code HostedRangeSweep.Phase}).
+     */
+    public static final String RANGE_SWEEP_PHASE = "sibyl.oracle.range.sweep.phase";
+    /** Counter, ranges: aborted ranges the background sweep reported cleaned up. */
+    public static final String RANGE_SWEEP_RANGES = "sibyl.oracle.range.sweep.ranges";
+    /** Counter, versions: versions of in-doubt transactions the background sweep deleted. */
+    public static final String RANGE_SWEEP_VERSIONS = "sibyl.oracle.range.sweep.versions.deleted";
+    /** Counter, attempts: background sweeps that failed (logged; tried again after range.sweep.interval.ms). */
+    public static final String RANGE_SWEEP_FAILURES = "sibyl.oracle.range.sweep.failures";
+
     /** Wire request types by their code, as the {@code type} tag of {@link #REQUESTS} names them. */
     /** Slots of the per-type request counts: one past the highest request type the oracle accepts. */
     static final int REQUEST_TYPE_SLOTS = Wire.TICKET + 1;
@@ -193,6 +206,17 @@ public final class OracleMetrics implements AutoCloseable {
                 .description("connections accepted").register(registry);
         FunctionCounter.builder(CONNECTIONS_REFUSED, server, OracleServer::refusedConnections)
                 .description("connections refused at max.connections").register(registry);
+        Gauge.builder(StandbyMetrics.ROLE, () -> 1).description("1 serving, 0 hot standby").register(registry);
+        RangeSweepStatus sweep = server.rangeSweep();
+        Gauge.builder(RANGE_SWEEP_PHASE, sweep, RangeSweepStatus::phase)
+                .description("background range sweep: -1 off, 0 idle, 1 waiting, 2 settling, 3 scanning, 4 failed")
+                .register(registry);
+        FunctionCounter.builder(RANGE_SWEEP_RANGES, sweep, RangeSweepStatus::rangesSwept)
+                .description("aborted ranges swept in the background").baseUnit("ranges").register(registry);
+        FunctionCounter.builder(RANGE_SWEEP_VERSIONS, sweep, RangeSweepStatus::versionsDeleted)
+                .description("in-doubt versions the background sweep deleted").register(registry);
+        FunctionCounter.builder(RANGE_SWEEP_FAILURES, sweep, RangeSweepStatus::failures)
+                .description("background range sweeps that failed").register(registry);
         FunctionCounter.builder(DELTA_BYTES, deltaBytesWithReplies, LongAdder::sum).tag("via", "reply")
                 .description("commit metadata sent to clients").baseUnit("bytes").register(registry);
         FunctionCounter.builder(DELTA_BYTES, deltaBytesPushed, LongAdder::sum).tag("via", "push")

@@ -20,6 +20,7 @@ import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sibyl.oracle.journal.FatalErrorListener;
 import io.sibyl.protocol.Frames;
+import io.sibyl.protocol.HostedRangeSweep;
 import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -91,6 +92,10 @@ public final class OracleServer implements AutoCloseable {
     /** Closes idle client connections ({@code idle.timeout.ms}), or null when it is 0. */
     private final ScheduledFuture<?> idleCheck;
     private OracleStats lastLogged; // owner thread only
+    /** What the background sweep of aborted ranges reports; its phase stays off when it does not run. */
+    private final RangeSweepStatus rangeSweep = new RangeSweepStatus();
+    /** Stops the background sweep of aborted ranges ({@code range.sweep.tables}), or null when none runs. */
+    private volatile AutoCloseable rangeSweepTask;
 
     private OracleServer(OracleConfig config, Journal journal, OracleState state, ServingLease lease)
             throws InterruptedException {
@@ -100,8 +105,7 @@ public final class OracleServer implements AutoCloseable {
         this.metrics = new OracleMetrics(() -> onOwner(this::ownMetricsSnapshot, "metrics"), this);
         // Bound first: a taken port then stops the start before anything else holds a thread or a socket.
         try {
-            metricsEndpoint = config.metricsHttpPort() == OracleConfig.METRICS_OFF ? null
-                    : new MetricsEndpoint(config.host(), config.metricsHttpPort(), metrics::scrape);
+            metricsEndpoint = MetricsEndpoint.ofSetting(config, metrics::scrape);
         } catch (java.io.IOException e) {
             metrics.close();
             throw new IllegalStateException(e.getMessage(), e);
@@ -129,6 +133,7 @@ public final class OracleServer implements AutoCloseable {
                 inline ? workers.next() : null, lease, metrics);
         sequencer.onFatalError(this::fatalError);
         sequencer.describeConnectionsWith(this::connectionAddresses);
+        sequencer.describeRangeSweepWith(rangeSweep::figures);
         if (inline) {
             sequencerThread = null;
         } else {
@@ -307,7 +312,58 @@ public final class OracleServer implements AutoCloseable {
      */
     public static OracleServer start(OracleConfig config, Journal journal, OracleState state, ServingLease lease)
             throws InterruptedException {
-        return new OracleServer(config, journal, state, lease);
+        OracleServer server = new OracleServer(config, journal, state, lease);
+        try {
+            server.startRangeSweep();
+        } catch (RuntimeException e) {
+            server.close(); // a sweep that cannot start stops the start: the operator asked for it
+            throw e;
+        }
+        return server;
+    }
+
+    /**
+     * Starts the background sweep of aborted ranges when {@code range.sweep.tables} asks for it. It runs in the
+     * oracle that serves, because that one knows the moment a failover leaves a range, holds the admin role's
+     * authority and is where operators look (its status and metrics); the sweep itself is the client's
+     * {@code AbortSweeper}, found on the class path (docs/gc.md, "Aborted ranges swept by the leader").
+     */
+    private void startRangeSweep() {
+        RangeSweepSettings s = config.rangeSweep();
+        if (!s.enabled()) {
+            return;
+        }
+        HostedRangeSweep sweep = HostedRangeSweep.find();
+        if (sweep == null) {
+            throw new IllegalStateException("range.sweep.tables is set, but the sweeper (the Sibyl client) is not on"
+                    + " the oracle's class path: run the binary distribution's bin/so-server, whose lib/ holds it, or"
+                    + " leave range.sweep.tables empty and run bin/sibyl-sweep after failovers");
+        }
+        try {
+            rangeSweepTask = sweep.start(new HostedRangeSweep.Settings(config.ha().hostToAdvertise(config.host()),
+                    port(), config.adminSecretFile(), s.tableSet(), s.excludedSet(), s.settleMillis(),
+                    s.intervalMillis(), s.hbaseSite()), rangeSweep);
+        } catch (Exception e) {
+            throw new IllegalStateException("the background sweep of aborted ranges could not start: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private void stopRangeSweep() {
+        AutoCloseable task = rangeSweepTask;
+        rangeSweepTask = null;
+        if (task != null) {
+            try {
+                task.close();
+            } catch (Exception e) {
+                LOG.debug("stopping the range sweep: {}", e.toString());
+            }
+        }
+    }
+
+    /** What the background sweep of aborted ranges reported (its phase is off when it does not run). */
+    RangeSweepStatus rangeSweep() {
+        return rangeSweep;
     }
 
     /** Starts an oracle that keeps its decisions in memory only. */
@@ -488,6 +544,7 @@ public final class OracleServer implements AutoCloseable {
      * after a crash).
      */
     public boolean stopCleanly(long timeoutMillis) throws InterruptedException {
+        stopRangeSweep(); // its connection would be refused from here on: a failure to log for nothing
         serverChannel.close().awaitUninterruptibly();
         for (ClientSession s : sessions) {
             // Nothing decided after the clean stop: a begin there could reserve new timestamps.
@@ -507,6 +564,7 @@ public final class OracleServer implements AutoCloseable {
 
     @Override
     public void close() {
+        stopRangeSweep();
         OracleStatsMBean.unregister(jmx);
         closeMetricsEndpoint();
         if (statsLog != null) {

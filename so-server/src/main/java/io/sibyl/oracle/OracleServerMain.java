@@ -173,6 +173,10 @@ public final class OracleServerMain {
         Thread leaveOnExit = new Thread(candidate::close, "so-server-leave-election");
         Runtime.getRuntime().addShutdownHook(leaveOnExit);
         System.out.println("STANDBY owner=" + candidate.owner());
+        int metricsPort = candidate.showStandbyState();
+        if (metricsPort != OracleConfig.METRICS_OFF) {
+            System.out.println("STANDBY metrics.port=" + metricsPort);
+        }
         System.out.flush();
         OracleServer server = candidate.lead();
         Runtime.getRuntime().removeShutdownHook(leaveOnExit);

@@ -23,8 +23,13 @@ final class OracleStatsMBean implements OracleStatsMXBean {
 
     /** The name the oracle listening on {@code port} registers under. */
     static ObjectName name(int port) {
+        return objectName("io.sibyl:type=StatusOracle,port=" + port);
+    }
+
+    /** {@code name} as a JMX name; the names here are constants and a port, always valid. */
+    static ObjectName objectName(String name) {
         try {
-            return new ObjectName("io.sibyl:type=StatusOracle,port=" + port);
+            return new ObjectName(name);
         } catch (JMException e) {
             throw new IllegalStateException(e);
         }
@@ -32,16 +37,20 @@ final class OracleStatsMBean implements OracleStatsMXBean {
 
     /** Registers the figures of {@code metrics}; returns the name, or null if JMX refused (logged, not fatal). */
     static ObjectName register(OracleMetrics metrics, int port) {
-        ObjectName name = name(port);
+        return register(new OracleStatsMBean(metrics), name(port));
+    }
+
+    /** Registers {@code bean} as {@code name}; returns the name, or null if JMX refused (logged, not fatal). */
+    static ObjectName register(Object bean, ObjectName name) {
         try {
             MBeanServer mbeans = ManagementFactory.getPlatformMBeanServer();
             if (mbeans.isRegistered(name)) {
                 mbeans.unregisterMBean(name); // left by an oracle of this JVM that was not closed (tests)
             }
-            mbeans.registerMBean(new OracleStatsMBean(metrics), name);
+            mbeans.registerMBean(bean, name);
             return name;
         } catch (JMException e) {
-            LOG.warn("oracle statistics not available over JMX as {}: {}", name, e.toString());
+            LOG.warn("oracle figures not available over JMX as {}: {}", name, e.toString());
             return null;
         }
     }

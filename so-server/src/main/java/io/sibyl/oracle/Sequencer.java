@@ -106,6 +106,11 @@ final class Sequencer implements Runnable {
         adminRequests.describeConnectionsWith(connections);
     }
 
+    /** Where the admin's status learns what the background range sweep reported; set by the server. */
+    void describeRangeSweepWith(Supplier<Map<String, Long>> figures) {
+        adminRequests.describeRangeSweepWith(figures);
+    }
+
     /** Where an Error in the decision loop is reported (the server's fatal path); set before the first request. */
     void onFatalError(FatalErrorListener listener) {
         this.onFatal = listener;

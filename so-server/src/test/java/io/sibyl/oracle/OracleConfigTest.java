@@ -292,4 +292,33 @@ class OracleConfigTest {
         assertEquals(1L << 32, c.timestampReservationBlock());
         assertEquals(1 << 29, c.maxRunningTransactions());
     }
+
+    @Test
+    void aBackgroundRangeSweepThatCannotRunIsRefusedAtStartNamingTheSetting() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("port", "0");
+        p.setProperty("range.sweep.tables", "accounts, orders");
+        IllegalArgumentException noSecret = assertThrows(IllegalArgumentException.class,
+                () -> OracleConfig.fromProperties(p));
+        assertTrue(noSecret.getMessage().contains("range.sweep.tables needs admin.secret.file"), noSecret.getMessage());
+
+        Path secret = Files.createTempFile("sibyl-admin", ".secret");
+        try {
+            Files.writeString(secret, "an-admin-secret-of-the-config-test");
+            p.setProperty("admin.secret.file", secret.toString());
+            p.setProperty("range.sweep.interval.ms", "50");
+            IllegalArgumentException tooOften = assertThrows(IllegalArgumentException.class,
+                    () -> OracleConfig.fromProperties(p));
+            assertTrue(tooOften.getMessage().contains("range.sweep.interval.ms"), tooOften.getMessage());
+            p.setProperty("range.sweep.interval.ms", "1000");
+            OracleConfig c = OracleConfig.fromProperties(p);
+            assertEquals(java.util.Set.of("accounts", "orders"), c.rangeSweep().tableSet());
+            // so-server's own class path holds no sweeper (the client module does): the start says so.
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    () -> OracleServer.startInMemory(c.withCapacities(64, 64, 64)).close());
+            assertTrue(e.getMessage().contains("range.sweep.tables is set, but the sweeper"), e.getMessage());
+        } finally {
+            Files.delete(secret);
+        }
+    }
 }

@@ -4,6 +4,7 @@ import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import io.sibyl.oracle.OracleState;
 import io.sibyl.oracle.ServingLease;
+import io.sibyl.oracle.StandbyMetrics;
 import io.sibyl.oracle.journal.BookKeeperJournal;
 import io.sibyl.oracle.journal.FatalErrorListener;
 import io.sibyl.oracle.journal.JournalClients;
@@ -84,6 +85,10 @@ public final class OracleCandidate implements AutoCloseable {
     private volatile boolean handedOver;
     private volatile boolean closed;
     private String summary = "";
+    /** Place among the standbys (0: takes over next), for the standby's metrics; -1 until known. */
+    private volatile int standbyPosition = -1;
+    private StandbyMetrics standbyMetrics;
+    private StandbyStatusZnode standbyStatus;
 
     private OracleCandidate(OracleConfig config, String owner, ZooKeeper zk, BookKeeper bk, String myPath) {
         this.config = config;
@@ -127,8 +132,38 @@ public final class OracleCandidate implements AutoCloseable {
      */
     public OracleServer lead() throws IOException, InterruptedException {
         tailer.start(config.ha().tailIntervalMs());
+        showStandbyState();
         standBy();
         return takeOver();
+    }
+
+    /**
+     * Shows what this standby is doing, until it takes over: metrics on {@code metrics.http.port} and JMX
+     * ({@link StandbyMetrics}), and its lag in ZooKeeper for {@code bin/sibyl status}. Returns the metrics port, or
+     * {@link OracleConfig#METRICS_OFF}. Called by {@link #lead()} if not before.
+     *
+     * @throws IOException naming {@code metrics.http.port} when that port cannot be bound
+     */
+    public synchronized int showStandbyState() throws IOException {
+        if (standbyMetrics == null) {
+            standbyMetrics = StandbyMetrics.start(config, tailer::lagMillis, tailer::entriesRead,
+                    () -> standbyPosition);
+            standbyStatus = new StandbyStatusZnode(zk, js.electionZnode(), myName, acl,
+                    () -> "lag.ms=" + tailer.lagMillis() + "\nentries.replayed=" + tailer.entriesRead() + "\n");
+        }
+        return standbyMetrics.metricsPort();
+    }
+
+    /** A leader shows the leader's figures: the standby's go, and its port is free for the leader's metrics. */
+    private synchronized void stopShowingStandbyState() {
+        if (standbyStatus != null) {
+            standbyStatus.close();
+            standbyStatus = null;
+        }
+        if (standbyMetrics != null) {
+            standbyMetrics.close();
+            standbyMetrics = null;
+        }
     }
 
     private void standBy() throws IOException, InterruptedException {
@@ -145,6 +180,7 @@ public final class OracleCandidate implements AutoCloseable {
                 if (position < 0) {
                     throw new IOException("this candidate's znode " + myPath + " is gone (session lost?)");
                 }
+                standbyPosition = position - 1;
                 if (position != lastPosition) {
                     LOG.info("election order {}: this candidate is {}", order.candidates(),
                             position == 0 ? "first: taking over" : position == 1 ? "the first standby"
@@ -214,6 +250,7 @@ public final class OracleCandidate implements AutoCloseable {
     private OracleServer takeOver() throws IOException, InterruptedException {
         long t0 = System.nanoTime();
         stopWatchingLeader();
+        stopShowingStandbyState();
         RecoveredState r;
         boolean tailed = true;
         try {
@@ -411,6 +448,7 @@ public final class OracleCandidate implements AutoCloseable {
         closed = true;
         wake.release();
         stopWatchingLeader();
+        stopShowingStandbyState();
         stopKeepingLease();
         LeaderAnnouncement a = announcement;
         if (a != null) {

@@ -86,6 +86,10 @@ public final class JournalTailer {
     /** Completed by {@link #stop}: ends a long poll at once instead of after its timeout (a takeover waits for it). */
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private volatile IOException failure;
+    /** When the last poll began that read everything the newest ledger had confirmed (0: not yet); for the lag. */
+    private volatile long caughtUpNanos;
+    /** Entries replayed so far, readable from any thread (the replay itself is the polling thread's). */
+    private volatile long entriesRead;
 
     public JournalTailer(BookKeeper bk, LedgerRegistry registry, JournalSettings settings) {
         this.bk = bk;
@@ -119,6 +123,8 @@ public final class JournalTailer {
         while (finished.size() < ledgers.size()) {
             long id = ledgers.get(finished.size());
             boolean newest = finished.size() == ledgers.size() - 1;
+            // Taken before anything is read: everything confirmed by then is what "caught up" can promise.
+            long asOf = System.nanoTime();
             try {
                 if (currentId != id || handle == null) {
                     openCurrent(id);
@@ -135,6 +141,7 @@ public final class JournalTailer {
                     last = awaitNextEntry();
                     replayed += (int) (nextEntry - before);
                     if (last < nextEntry) {
+                        caughtUpNanos = asOf;
                         break; // nothing more confirmed for now
                     }
                 } else {
@@ -153,6 +160,9 @@ public final class JournalTailer {
                 }
                 failingSinceNanos = 0;
                 if (!closed) {
+                    if (newest) {
+                        caughtUpNanos = asOf; // read up to what the newest ledger had confirmed when asked
+                    }
                     break;
                 }
                 finished.add(id);
@@ -176,7 +186,23 @@ public final class JournalTailer {
                 break;
             }
         }
+        entriesRead += replayed; // one writer: the polling thread
         return replayed;
+    }
+
+    /**
+     * How far behind the journal this standby may be: the time since the start of the last poll after which it held
+     * every entry the newest ledger had confirmed (a leader's decision reaches it within this); -1 before the first.
+     * Any thread.
+     */
+    public long lagMillis() {
+        long at = caughtUpNanos;
+        return at == 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - at);
+    }
+
+    /** Entries replayed so far; any thread (unlike {@link #entries()}, which is the caller's after {@link #stop()}). */
+    public long entriesRead() {
+        return entriesRead;
     }
 
     /**
