@@ -75,7 +75,7 @@ final class FrameValidator {
         // Divide, do not multiply: count * 8 overflows from 2^60 rows (2^61 rows made it 0), which passed, and then
         // the skip below threw (leaking the frame) or the sequencer read another count than the one checked here.
         if (count < 0 || count > in.readableBytes() / 8) {
-            throw new ProtocolException("commit declares " + count + " " + what + " but only " + in.readableBytes()
+            throw new ProtocolException("the request declares " + count + " " + what + " but only " + in.readableBytes()
                     + " bytes follow");
         }
         in.skipBytes((int) count * 8);
