@@ -172,8 +172,11 @@ final class DriverLoad implements AutoCloseable {
         measureStartNanos = System.nanoTime();
         pacer.start(measureStartNanos);
         metrics.startInterval();
-        measureStartCounts = metrics.snapshot();
+        // Replies before commits here, commits before replies at the end: every commit counted in the window then
+        // has its STARTED counted too, unless its transaction began before the window (one per slot at most). The
+        // other order let a slot preempted between the two reads commit, begin and get STARTED in the gap.
         measureStartReceived = received.snapshot();
+        measureStartCounts = metrics.snapshot();
         measureStartCpu = CpuMeter.self();
         measureStartLost = lost.get();
     }
