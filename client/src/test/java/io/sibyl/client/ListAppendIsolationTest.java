@@ -280,7 +280,7 @@ class ListAppendIsolationTest {
     }
 
     /** HBase operations on a dead server's regions give up within seconds (as in RegionServerCrashTest). */
-    private static Map<String, String> crashSettings(boolean writeThrough) {
+    static Map<String, String> crashSettings(boolean writeThrough) {
         Map<String, String> s = clientSettings(writeThrough);
         s.put("hbase.client.retries.number", "3");
         s.put("hbase.client.pause", "100");
@@ -296,12 +296,12 @@ class ListAppendIsolationTest {
     }
 
     /** A condition polled by {@link #await}. */
-    private interface Condition {
+    interface Condition {
         boolean holds() throws Exception;
     }
 
     /** Polls for up to a minute: the machine may be slow. */
-    private static void await(String what, Condition condition) throws Exception {
+    static void await(String what, Condition condition) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!condition.holds()) {
             if (System.nanoTime() > deadline) {

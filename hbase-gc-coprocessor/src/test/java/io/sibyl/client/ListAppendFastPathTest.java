@@ -19,7 +19,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -49,8 +48,8 @@ class ListAppendFastPathTest {
             RegionServerThread extra = hbase.startRegionServer();
             ServerName second = extra.getRegionServer().getServerName();
             boolean killed = false;
-            try (TransactionManager buffered = manager(c, ListAppendIsolationTest.clientSettings(false));
-                 TransactionManager writeThrough = manager(c, ListAppendIsolationTest.clientSettings(true));
+            try (TransactionManager buffered = manager(c, ListAppendIsolationTest.crashSettings(false));
+                 TransactionManager writeThrough = manager(c, ListAppendIsolationTest.crashSettings(true));
                  ListAppendIsolationTest.Workload w = new ListAppendIsolationTest.Workload(name,
                          List.of(buffered, writeThrough))) {
                 w.singleRowAppendPercent = 25;
@@ -63,8 +62,8 @@ class ListAppendFastPathTest {
                     admin.split(name, ListAppendIsolationTest.row(2));
                     Thread.sleep(3_000);
                     hbase.killRegionServer(second);
-                    await("the regions to reopen on " + original, () -> admin.getRegions(name).stream()
-                            .allMatch(r -> isOn(admin, original, r)));
+                    ListAppendIsolationTest.await("the regions to reopen on " + original,
+                            () -> admin.getRegions(name).stream().allMatch(r -> isOn(admin, original, r)));
                     Thread.sleep(3_000);
                 });
                 killed = true;
@@ -77,7 +76,7 @@ class ListAppendFastPathTest {
                     hbase.killRegionServer(second);
                 }
                 extra.join(60_000);
-                await("the master to finish recovering " + second,
+                ListAppendIsolationTest.await("the master to finish recovering " + second,
                         () -> !hbase.getMaster().getServerManager().areDeadServersInProgress());
                 admin.balancerSwitch(balancerWasOn, true);
             }
@@ -92,31 +91,11 @@ class ListAppendFastPathTest {
         }
     }
 
-    /** A client of the test's oracle with {@code settings}, and HBase operations that give up within seconds. */
+    /** A client of the test's oracle with {@code settings}. */
     private static TransactionManager manager(GcCluster c, Map<String, String> settings) throws IOException {
         Configuration conf = new Configuration(c.configuration());
         conf.set(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + c.oraclePort());
         settings.forEach(conf::set);
-        conf.set("hbase.client.retries.number", "3");
-        conf.set("hbase.client.pause", "100");
-        conf.set("hbase.rpc.timeout", "3000");
-        conf.set("hbase.client.operation.timeout", "8000");
-        conf.set("hbase.client.meta.operation.timeout", "8000");
-        conf.set("hbase.client.scanner.timeout.period", "8000");
         return TransactionManager.create(conf);
-    }
-
-    private interface Condition {
-        boolean holds() throws Exception;
-    }
-
-    private static void await(String what, Condition condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!condition.holds()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("waited a minute for " + what);
-            }
-            Thread.sleep(50);
-        }
     }
 }
