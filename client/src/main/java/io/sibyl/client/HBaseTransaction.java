@@ -1,5 +1,6 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.HistoryPoint;
 import io.sibyl.client.oracle.LocalSnapshots;
 import io.sibyl.client.oracle.OracleClient;
 
@@ -53,6 +54,17 @@ final class HBaseTransaction implements Transaction {
         return new HBaseTransaction(manager, TransactionKind.READ_ONLY, lease.snapshotTs(),
                 tx -> SnapshotView.fromReplica(tx, begunOn, manager.connection(),
                         manager.settings().oracleTimeoutMillis(), lease));
+    }
+
+    /**
+     * A transaction that reads the state at {@code point}'s bound, which {@code begunOn} answered to a history query
+     * sent at {@code sentNanos}; its start timestamp is the bound, the newest version it may read.
+     */
+    static HBaseTransaction past(TransactionManager manager, OracleClient begunOn, HistoryPoint point,
+                                 long sentNanos) {
+        return new HBaseTransaction(manager, TransactionKind.PAST, point.bound(),
+                tx -> SnapshotView.past(tx, begunOn, manager.connection(), manager.settings().oracleTimeoutMillis(),
+                        point, sentNanos));
     }
 
     /**
@@ -359,6 +371,10 @@ final class HBaseTransaction implements Transaction {
             return; // nested in an operation that passed the checks
         }
         try {
+            if (kind == TransactionKind.PAST) {
+                throw new IllegalStateException("transaction " + startTs + " reads the past (beginAt): it takes no"
+                        + " writes; begin a transaction with begin() to write");
+            }
             if (!kind.writes()) {
                 throw new IllegalStateException("transaction " + startTs + " was begun with beginReadOnly(): its"
                         + " snapshot comes from the local replica and it takes no writes; begin it with begin() to"

@@ -1,9 +1,11 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.HistoryPoint;
 import io.sibyl.client.oracle.LocalSnapshots;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleConnection;
 import io.sibyl.client.oracle.OracleException;
+import io.sibyl.client.oracle.TransactionStatus;
 import io.sibyl.client.oracle.Visibility;
 
 import java.io.IOException;
@@ -35,8 +37,19 @@ final class SnapshotView {
          * then overwrote (a transaction may write a cell twice): {@link #sawCommitDuringRead} tells the reader to read
          * again.
          */
-        LATEST
+        LATEST,
+        /**
+         * The state at a timestamp of the past ({@link TransactionManager#beginAt}), as a {@link HistoryPoint} of the
+         * oracle gives it; nothing of its own.
+         */
+        PAST
     }
+
+    /**
+     * Longest a read of the past lasts when the oracle sets no transaction.max.age.ms: the oracle keeps its point
+     * (and with it what garbage collection spares) this long past the retention.
+     */
+    static final long PAST_READ_MAX_NANOS = 3_600_000_000_000L;
 
     /**
      * A batch of writes is sent only with at least this long left in the read window (less if the window is shorter
@@ -55,6 +68,10 @@ final class SnapshotView {
     private final long readerTs;
     /** What holds a {@link Mode#FROM_REPLICA} snapshot at the oracle; null for the other modes. */
     private final LocalSnapshots.Lease lease;
+    /** {@link Mode#PAST}: where it reads; null for the other modes. */
+    private final HistoryPoint point;
+    /** The age at which the transaction ends (nanoseconds; 0: none). */
+    private final long maxAgeNanos;
     private final long oracleTimeoutMillis;
     /** {@link Mode#LATEST}: the replica's T_max and highest decided timestamp before the read fetched anything. */
     private final long tMaxBefore;
@@ -75,25 +92,37 @@ final class SnapshotView {
     /** A snapshot at the start timestamp of {@code tx}, which the oracle gave in reply to a begin sent then. */
     SnapshotView(Transaction tx, OracleClient begunOn, OracleConnection oracle, long oracleTimeoutMillis,
                  long beginSentNanos) {
-        this(tx, begunOn, oracle, oracleTimeoutMillis, beginSentNanos, Mode.AT_START, tx.getStartTimestamp(), null);
+        this(tx, begunOn, oracle, oracleTimeoutMillis, beginSentNanos, Mode.AT_START, tx.getStartTimestamp(), null,
+                null);
+    }
+
+    /**
+     * The state at {@code point}'s bound, which the oracle answered on {@code begunOn} to a history query sent at
+     * {@code sentNanos}; the caller registered a read of the past with its replica.
+     */
+    static SnapshotView past(Transaction tx, OracleClient begunOn, OracleConnection oracle, long oracleTimeoutMillis,
+                             HistoryPoint point, long sentNanos) {
+        return new SnapshotView(tx, begunOn, oracle, oracleTimeoutMillis, sentNanos, Mode.PAST, point.bound() + 1,
+                null, point);
     }
 
     /** The snapshot {@code lease} took from the replica of {@code begunOn} (the start timestamp of {@code tx}). */
     static SnapshotView fromReplica(Transaction tx, OracleClient begunOn, OracleConnection oracle,
                                     long oracleTimeoutMillis, LocalSnapshots.Lease lease) {
         return new SnapshotView(tx, begunOn, oracle, oracleTimeoutMillis, lease.heldSinceNanos(), Mode.FROM_REPLICA,
-                lease.snapshotTs() + 1, lease);
+                lease.snapshotTs() + 1, lease, null);
     }
 
     /** The latest committed state, for one row read now. */
     static SnapshotView latest(Transaction tx, OracleClient begunOn, OracleConnection oracle,
                                long oracleTimeoutMillis) {
         return new SnapshotView(tx, begunOn, oracle, oracleTimeoutMillis, System.nanoTime(), Mode.LATEST,
-                Long.MAX_VALUE, null);
+                Long.MAX_VALUE, null, null);
     }
 
     private SnapshotView(Transaction tx, OracleClient begunOn, OracleConnection oracle, long oracleTimeoutMillis,
-                         long beginSentNanos, Mode mode, long readerTs, LocalSnapshots.Lease lease) {
+                         long beginSentNanos, Mode mode, long readerTs, LocalSnapshots.Lease lease,
+                         HistoryPoint point) {
         this.tx = tx;
         this.begunOn = begunOn;
         this.oracle = oracle;
@@ -101,11 +130,16 @@ final class SnapshotView {
         this.mode = mode;
         this.readerTs = readerTs;
         this.lease = lease;
+        this.point = point;
         this.oracleTimeoutMillis = oracleTimeoutMillis;
         this.tMaxBefore = begunOn.replica().tMax();
         this.decidedBefore = begunOn.replica().highestTimestampApplied();
         this.begunAtNanos = System.nanoTime();
         long maxAge = begunOn.transactionMaxAgeNanos();
+        if (mode == Mode.PAST && maxAge == 0) {
+            maxAge = PAST_READ_MAX_NANOS;
+        }
+        this.maxAgeNanos = maxAge;
         this.hasMaxAge = maxAge != 0;
         this.expiresAtNanos = beginSentNanos + maxAge; // System.nanoTime may be negative: no 0 sentinel
     }
@@ -123,6 +157,7 @@ final class SnapshotView {
         switch (mode) {
             case AT_START -> begunOn.finish(startTs);
             case FROM_REPLICA -> lease.release();
+            case PAST -> begunOn.replica().pastReaderEnds();
             case LATEST -> {
             }
         }
@@ -146,6 +181,17 @@ final class SnapshotView {
                     return false; // started after the snapshot, so commits after it
                 }
                 v = begunOn.replica().inSnapshot(writerTs, readerTs);
+            }
+            case PAST -> {
+                switch (point.judge(writerTs)) {
+                    case VISIBLE -> {
+                        return true;
+                    }
+                    case INVISIBLE -> {
+                        return false;
+                    }
+                    default -> v = begunOn.replica().pastVisibility(writerTs); // finished before the point
+                }
             }
             default -> v = begunOn.replica().committedBefore(writerTs, tMaxBefore, decidedBefore);
         }
@@ -197,6 +243,11 @@ final class SnapshotView {
      * began, which the commit timestamp in the answer tells apart.
      */
     private CompletableFuture<Boolean> askOracle(long writerTs) {
+        if (mode == Mode.PAST) {
+            // It finished before the point: if it committed at all, it committed before it.
+            OracleClient asked = begunOn.isOpen() ? begunOn : oracle.current();
+            return asked.query(writerTs).thenApply(TransactionStatus::isCommitted);
+        }
         if (mode == Mode.LATEST) {
             // Committed by now (perhaps since the read began: then no other writer of the row committed between the
             // fetch and that commit, since they would conflict, so the row's state just after it is what was read).
@@ -259,7 +310,7 @@ final class SnapshotView {
     }
 
     private SnapshotExpiredException tooOld() {
-        return SnapshotExpiredException.tooOld(tx, begunOn.transactionMaxAgeNanos() / 1_000_000L);
+        return SnapshotExpiredException.tooOld(tx, maxAgeNanos / 1_000_000L);
     }
 
     /**

@@ -16,7 +16,12 @@ enum TransactionKind {
      * One row read as of now ({@link TTable#getLatest}): sees every commit acknowledged before the read began, asking
      * the oracle only about versions whose writers the replica cannot place; no writes, ends without the oracle.
      */
-    LATEST_ROW(false);
+    LATEST_ROW(false),
+    /**
+     * Reads the database as it was at a timestamp or time of the past ({@link TransactionManager#beginAt}), at a point
+     * the oracle kept; no writes, ends without the oracle.
+     */
+    PAST(false);
 
     private final boolean writes;
 

@@ -1,6 +1,7 @@
 package io.sibyl.client;
 
 import io.sibyl.client.oracle.FixedOracleAddress;
+import io.sibyl.client.oracle.HistoryPoint;
 import io.sibyl.client.oracle.LocalSnapshots;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleConnection;
@@ -8,6 +9,7 @@ import io.sibyl.client.oracle.OracleCredentials;
 import io.sibyl.client.oracle.OracleException;
 import io.sibyl.client.oracle.OracleLocator;
 import io.sibyl.client.oracle.OracleUnavailableException;
+import io.sibyl.protocol.Wire;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
@@ -281,6 +283,79 @@ public final class TransactionManager implements AutoCloseable {
                         throw tooStale(client, oue);
                     }
                     throw e.getCause() instanceof RuntimeException re ? re : e;
+                }
+            }
+        }
+        return track(tx);
+    }
+
+    /**
+     * Starts a read-only transaction that reads the database as it was at {@code timestamp}: exactly the transactions
+     * committed at or below it (and the single-row writes at or below it), as a transaction begun just after it would
+     * have. Timestamps come from transactions ({@link Transaction#getStartTimestamp()},
+     * {@link Transaction#getCommitTimestamp()}). The oracle must keep that part of its history
+     * ({@code history.retention.ms}); garbage collection spares what it reads. Writes are refused; it ends, like a
+     * read-only transaction, with {@link #commit} or {@link #rollback}, and within the oracle's
+     * {@code transaction.max.age.ms} (an hour without one). One round trip to the oracle.
+     *
+     * @throws HistoryUnavailableException if the oracle keeps no history that far back (or none at all), or the
+     *                                     timestamp was not handed out yet; the message names the setting
+     * @throws OracleUnavailableException  if no oracle answered within the failover timeout
+     */
+    public Transaction beginAt(long timestamp) {
+        if (timestamp <= 0) {
+            throw new IllegalArgumentException("timestamp " + timestamp + " is not one the oracle hands out: pass a"
+                    + " transaction's start or commit timestamp (positive)");
+        }
+        return beginInPast(Wire.HISTORY_AT_TIMESTAMP, timestamp);
+    }
+
+    /**
+     * Starts a read-only transaction that reads the database as it was at wall-clock {@code time} (by the oracle's
+     * clock): every transaction whose commit the oracle decided by then, no later one. Otherwise as
+     * {@link #beginAt(long)}; {@link Transaction#getStartTimestamp()} then tells the timestamp read at.
+     *
+     * @throws HistoryUnavailableException if the oracle keeps no history that far back (or none), or the time is in
+     *                                     its future; the message names the setting
+     * @throws OracleUnavailableException  if no oracle answered within the failover timeout
+     */
+    public Transaction beginAt(java.time.Instant time) {
+        if (time == null) {
+            throw new NullPointerException("time is null: pass the Instant whose state to read, e.g."
+                    + " Instant.now().minusSeconds(60)");
+        }
+        long millis = time.toEpochMilli();
+        if (millis < 0) {
+            throw new IllegalArgumentException("time " + time + " is before 1970: no oracle keeps history that old");
+        }
+        return beginInPast(Wire.HISTORY_AT_TIME, millis);
+    }
+
+    private Transaction beginInPast(byte kind, long value) {
+        checkOpen();
+        long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
+        HBaseTransaction tx;
+        while (true) {
+            OracleClient client = oracle.current();
+            // Registered before the oracle answers, so before anything is fetched: the replica keeps aborts it
+            // forgets meanwhile for this read (an aborted version fetched before its delete must stay invisible).
+            client.replica().pastReaderBegins();
+            long sentNanos = System.nanoTime();
+            try {
+                HistoryPoint point = replies.await(client.historyPoint(kind, value), client, "a history query");
+                tx = HBaseTransaction.past(this, client, point, sentNanos);
+                break;
+            } catch (CompletionException e) {
+                client.replica().pastReaderEnds();
+                Throwable cause = e.getCause();
+                if (cause instanceof OracleException oe && oe.code() == Wire.ERR_HISTORY) {
+                    throw new HistoryUnavailableException("cannot read the past at " + (kind == Wire.HISTORY_AT_TIME
+                            ? "time " + java.time.Instant.ofEpochMilli(value) : "timestamp " + value) + ": "
+                            + oe.getMessage());
+                }
+                boolean lost = cause instanceof OracleUnavailableException && !client.isOpen();
+                if (!lost || System.nanoTime() > deadline) {
+                    throw cause instanceof RuntimeException re ? re : e;
                 }
             }
         }

@@ -1,6 +1,7 @@
 package io.sibyl.gc;
 
 import io.sibyl.client.oracle.CommitReplica;
+import io.sibyl.client.oracle.HistoryPoint;
 import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.Timestamps;
 
@@ -46,11 +47,34 @@ final class GcHorizon {
      */
     private final List<AbortedRange> ranges;
 
+    /**
+     * The oldest point of the past the oracle keeps for reads of the past, when it is below the low watermark; null
+     * otherwise. Versions are then judged by what that point's snapshot sees: what it sees, every later snapshot
+     * sees too (or something newer).
+     */
+    private final HistoryPoint history;
+
     GcHorizon(CommitReplica replica, long lowWatermark, LongSupplier droppedAtOrBelow) {
+        this(replica, lowWatermark, droppedAtOrBelow, null);
+    }
+
+    private GcHorizon(CommitReplica replica, long lowWatermark, LongSupplier droppedAtOrBelow, HistoryPoint history) {
         this.replica = replica;
         this.lowWatermark = lowWatermark;
         this.droppedAtOrBelow = droppedAtOrBelow;
         this.ranges = replica.abortedRanges();
+        this.history = history;
+    }
+
+    /**
+     * This horizon, also keeping what reads of the past at {@code oldest} (the oldest point the oracle keeps, asked
+     * on this horizon's connection after the replica's state) and later read; {@code null}: no reads of the past.
+     */
+    GcHorizon keeping(HistoryPoint oldest) {
+        if (oldest == null || oldest.snapshotTs() >= lowWatermark) {
+            return this; // every point is at or above the watermark: what the watermark keeps, they read
+        }
+        return new GcHorizon(replica, lowWatermark, droppedAtOrBelow, oldest);
     }
 
     /** The replica this horizon reads (tests look at what it holds). */
@@ -63,6 +87,9 @@ final class GcHorizon {
     }
 
     Verdict judge(long writerTs) {
+        if (history != null) {
+            return judgeAtPoint(writerTs);
+        }
         if (Timestamps.isSelfCommitted(writerTs)) {
             return writerTs < lowWatermark ? Verdict.SHADOWS : Verdict.KEEP; // committed at its own version
         }
@@ -95,6 +122,36 @@ final class GcHorizon {
             return Verdict.SHADOWS_IF_LIVE;
         }
         return Verdict.KEEP;
+    }
+
+    /**
+     * Judges by what the snapshot at the oldest point of the past sees: it is below the watermark, so a version it
+     * sees every running and later snapshot sees too, or a newer one. The point lists the writers running then, so a
+     * writer below its clock not in the list had finished: committed unless it aborted, and an aborted one the
+     * oracle forgot was deleted first (so it shadows only if HBase still returns it). No commit timestamp is needed.
+     */
+    private Verdict judgeAtPoint(long writerTs) {
+        long pointTs = history.snapshotTs();
+        if (Timestamps.isSelfCommitted(writerTs)) {
+            return writerTs < pointTs ? Verdict.SHADOWS : Verdict.KEEP;
+        }
+        long commitTs = replica.commitTimestampOf(writerTs);
+        if (commitTs != 0) {
+            return commitTs <= pointTs ? Verdict.SHADOWS : Verdict.KEEP;
+        }
+        if (replica.isAborted(writerTs)) {
+            return dropIfNotRunning(writerTs);
+        }
+        for (AbortedRange r : ranges) {
+            if (r.covers(writerTs)) {
+                if (r.isCommitted(writerTs)) {
+                    return r.to() <= pointTs ? Verdict.SHADOWS : Verdict.KEEP;
+                }
+                return r.committedKnown() ? dropIfNotRunning(writerTs) : Verdict.KEEP;
+            }
+        }
+        return history.judge(writerTs) == HistoryPoint.Judgement.UNLESS_ABORTED ? Verdict.SHADOWS_IF_LIVE
+                : Verdict.KEEP;
     }
 
     /**

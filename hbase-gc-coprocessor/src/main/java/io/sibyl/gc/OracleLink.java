@@ -2,8 +2,10 @@ package io.sibyl.gc;
 
 import io.sibyl.client.TransactionManager;
 import io.sibyl.client.oracle.CommitReplica;
+import io.sibyl.client.oracle.HistoryPoint;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleConnection;
+import io.sibyl.protocol.Wire;
 import org.apache.hadoop.conf.Configuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -191,8 +193,13 @@ final class OracleLink {
             OracleClient client = openClient();
             if (client != null) {
                 long lowWatermark;
+                HistoryPoint oldest;
                 try {
+                    // Both asked at once: one round trip. The point's reply comes after its block, so the replica
+                    // then knows every writer that aborted before it.
+                    CompletableFuture<HistoryPoint> history = client.historyPoint(Wire.HISTORY_OLDEST, 0);
                     lowWatermark = client.lowWatermark().get(settings.watermarkTimeoutMillis(), TimeUnit.MILLISECONDS);
+                    oldest = history.get(settings.watermarkTimeoutMillis(), TimeUnit.MILLISECONDS);
                 } catch (TimeoutException e) {
                     // Silent with its connection open (frozen, or cut off): treat it as lost, as the client does,
                     // so that the next attempt goes through the failover instead of waiting on it again.
@@ -204,7 +211,7 @@ final class OracleLink {
                     warned = false;
                     LOG.info("the status oracle ({}) answers again: flushes and compactions collect garbage", key);
                 }
-                return hold(client.replica(), lowWatermark);
+                return hold(client.replica(), lowWatermark).keeping(oldest);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -105,6 +105,20 @@ public final class Wire {
      * without changing it: an older oracle closes the connection as malformed.
      */
     public static final byte TICKET = 13;
+    /**
+     * Where a read of the past reads: body {@code byte kind, varint value}, the kind {@link #HISTORY_AT_TIMESTAMP}
+     * (value: a timestamp), {@link #HISTORY_AT_TIME} (value: milliseconds since the epoch) or {@link #HISTORY_OLDEST}
+     * (value 0: the oldest point kept, which the garbage collector keeps readable). Answered with
+     * {@link #HISTORY_POINT}, or {@link #ERR_HISTORY} saying why not (reads of the past off, too far back). Added to
+     * version 6 without changing it: an older oracle closes the connection as malformed.
+     */
+    public static final byte HISTORY_QUERY = 14;
+    /** {@link #HISTORY_QUERY} kind: the state at a timestamp. */
+    public static final byte HISTORY_AT_TIMESTAMP = 0;
+    /** {@link #HISTORY_QUERY} kind: the state at a wall-clock time. */
+    public static final byte HISTORY_AT_TIME = 1;
+    /** {@link #HISTORY_QUERY} kind: the oldest point kept. */
+    public static final byte HISTORY_OLDEST = 2;
 
     // oracle -> client
     public static final byte HELLO = 32;
@@ -130,6 +144,18 @@ public final class Wire {
      * delta before it holds every decision below the ticket; unlike it, nothing is registered as running.
      */
     public static final byte TICKETED = 43;
+    /**
+     * The answer to {@link #HISTORY_QUERY}: {@code varint id, byte flags, varint S, varint E, varint n, n x varint,
+     * varint m, m x varint}: a point the oracle recorded at clock {@code S}, the timestamp {@code E >= S} read at, the
+     * start timestamps running at the point and those of the transactions that committed after it at or below
+     * {@code E}, each list ascending and sent as differences to the one before (the first to 0). A writer is in the
+     * state at {@code E} exactly when it is in the second list, or started below {@code S}, is not in the first list
+     * and did not abort; a fast-path version when it is at or below {@code E}. Flag {@link #HISTORY_NONE}: no point is
+     * kept (only for {@link #HISTORY_OLDEST}; the rest is zeros).
+     */
+    public static final byte HISTORY_POINT = 44;
+    /** {@link #HISTORY_POINT} flag: no point is kept (only for {@link #HISTORY_OLDEST}). */
+    public static final byte HISTORY_NONE = 2;
 
     // reasons carried by ABORTED
     public static final byte ABORT_CONFLICT = 1;
@@ -157,4 +183,6 @@ public final class Wire {
     public static final byte ERR_OVERLOADED = 7;
     /** The request needs the admin role ({@link #AUTHENTICATE}) or another client's identity: nothing was done. */
     public static final byte ERR_FORBIDDEN = 8;
+    /** A read of the past cannot be served: reads of the past are off, or the point asked for is not kept. */
+    public static final byte ERR_HISTORY = 12;
 }

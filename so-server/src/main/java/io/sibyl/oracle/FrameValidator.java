@@ -47,6 +47,17 @@ final class FrameValidator {
                         rows(in, "ranges written");
                     }
                     case Wire.ABORT, Wire.CLEANED_UP, Wire.FINISH, Wire.QUERY -> timestamp(in);
+                    case Wire.HISTORY_QUERY -> {
+                        if (!in.isReadable()) {
+                            throw new ProtocolException("history query without its kind");
+                        }
+                        byte kind = in.readByte();
+                        if (kind != Wire.HISTORY_AT_TIMESTAMP && kind != Wire.HISTORY_AT_TIME
+                                && kind != Wire.HISTORY_OLDEST) {
+                            throw new ProtocolException("unknown history query kind " + kind);
+                        }
+                        Varints.readUnsigned(in); // any value is well-formed; the sequencer says what it cannot serve
+                    }
                     case Wire.RANGE_CLEANED_UP -> {
                         long from = Varints.readUnsigned(in);
                         long to = Varints.readUnsigned(in);

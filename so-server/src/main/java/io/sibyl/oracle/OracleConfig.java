@@ -44,7 +44,8 @@ public record OracleConfig(
         String clientSecretFile,
         long idleTimeoutMillis,
         int metricsHttpPort,
-        RangeSweepSettings rangeSweep) {
+        RangeSweepSettings rangeSweep,
+        HistorySettings history) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
     public enum JournalKind {
@@ -100,7 +101,7 @@ public record OracleConfig(
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
                 HaSettings.defaults(), 3_600_000, 10_000, 4096, 0, "", 1 << 17,
-                TlsSettings.disabled("tls."), "", 600_000, METRICS_OFF, RangeSweepSettings.defaults());
+                TlsSettings.disabled("tls."), "", 600_000, METRICS_OFF, RangeSweepSettings.defaults(), HistorySettings.defaults());
     }
 
     public OracleConfig {
@@ -141,8 +142,9 @@ public record OracleConfig(
             throw new IllegalArgumentException("admin.secret.file, client.secret.file and the TLS settings are"
                     + " required (empty: none)");
         }
-        if (journal == null || journalSettings == null || ha == null || rangeSweep == null) {
-            throw new IllegalArgumentException("journal, journal settings, HA and range sweep settings are required");
+        if (journal == null || journalSettings == null || ha == null || rangeSweep == null || history == null) {
+            throw new IllegalArgumentException("journal, journal settings, HA, range sweep and history settings are"
+                    + " required");
         }
         if (rangeSweep.enabled() && adminSecretFile.isEmpty()) {
             throw new IllegalArgumentException("range.sweep.tables needs admin.secret.file: the background sweep"
@@ -171,7 +173,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
@@ -180,7 +182,7 @@ public record OracleConfig(
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
@@ -188,7 +190,7 @@ public record OracleConfig(
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
@@ -196,7 +198,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
@@ -205,7 +207,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /** Copy whose transactions are aborted once they ran {@code millis} (0: never). */
@@ -214,7 +216,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, millis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /**
@@ -227,7 +229,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeMillis, connections, perConnection,
-                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /**
@@ -247,7 +249,7 @@ public record OracleConfig(
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /** Copy whose admin role is proven with the secret in {@code file} (empty: no connection can be admin). */
@@ -256,7 +258,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /** Copy that refuses begins once {@code limit} aborted transactions wait for their clean-up. */
@@ -266,7 +268,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, limit, tls, clientSecretFile,
-                idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /** Copy whose clients connect with {@code settings}' TLS. */
@@ -276,7 +278,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, settings,
-                clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /** Copy whose clients must prove the secret in {@code file} (empty: they need not). */
@@ -286,7 +288,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, file,
-                idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /** Copy that closes client connections idle for {@code millis} holding no transaction (0: never). */
@@ -296,7 +298,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
-                millis, metricsHttpPort, rangeSweep);
+                millis, metricsHttpPort, rangeSweep, history);
     }
 
     /** Copy that serves its metrics over HTTP on {@code httpPort} ({@link #METRICS_OFF}: not at all; 0: any port). */
@@ -306,7 +308,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
-                idleTimeoutMillis, httpPort, rangeSweep);
+                idleTimeoutMillis, httpPort, rangeSweep, history);
     }
 
     /** Copy that sweeps aborted ranges in the background as {@code settings} say (when it leads). */
@@ -316,7 +318,17 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
-                idleTimeoutMillis, metricsHttpPort, settings);
+                idleTimeoutMillis, metricsHttpPort, settings, history);
+    }
+
+    /** Copy that keeps points of its past for reads of the past as {@code settings} say. */
+    public OracleConfig withHistory(HistorySettings settings) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
+                idleTimeoutMillis, metricsHttpPort, rangeSweep, settings);
     }
 
     /** Copy with the given high-availability settings. */
@@ -325,7 +337,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
@@ -334,7 +346,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
     }
 
     /**
@@ -386,7 +398,13 @@ public record OracleConfig(
                         p.getProperty("range.sweep.exclude", d.rangeSweep.excluded()),
                         longOf(p, "range.sweep.settle.ms", d.rangeSweep.settleMillis()),
                         longOf(p, "range.sweep.interval.ms", d.rangeSweep.intervalMillis()),
-                        p.getProperty("range.sweep.hbase.site", d.rangeSweep.hbaseSite())));
+                        p.getProperty("range.sweep.hbase.site", d.rangeSweep.hbaseSite())),
+                historyOf(p, d.history));
+    }
+
+    private static HistorySettings historyOf(Properties p, HistorySettings d) {
+        return new HistorySettings(longOf(p, "history.retention.ms", d.retentionMillis()),
+                longOf(p, "history.interval.ms", d.intervalMillis()), longOf(p, "history.max.bytes", d.maxBytes()));
     }
 
     private static TlsSettings tlsOf(Properties p) {
@@ -496,6 +514,13 @@ public record OracleConfig(
                 + " aborted ranges");
         m.put("range.sweep.hbase.site", rangeSweep.hbaseSite() + "  # the HBase cluster's hbase-site.xml for the"
                 + " background sweep; empty = $HBASE_CONF_DIR/hbase-site.xml");
+        m.put("history.retention.ms", history.retentionMillis() + "  # read-only transactions may read the"
+                + " database as it was up to this long ago (tm.beginAt); garbage collection keeps what they read"
+                + " (0 = no reads of the past)");
+        m.put("history.interval.ms", history.intervalMillis() + "  # at most one point of the past recorded per"
+                + " interval while commits arrive; a read at a time between two points reads at the earlier one");
+        m.put("history.max.bytes", history.maxBytes() + "  # memory the points of the past may take (8 bytes per"
+                + " transaction running at each point); beyond it the oldest are dropped");
         m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");
         m.put("journal", journal.key() + "  # memory (decisions lost on exit) or bookkeeper (journal.* settings,"
                 + " recovery at startup)");

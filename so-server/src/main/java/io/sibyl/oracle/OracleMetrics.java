@@ -121,7 +121,7 @@ public final class OracleMetrics implements AutoCloseable {
 
     /** Wire request types by their code, as the {@code type} tag of {@link #REQUESTS} names them. */
     /** Slots of the per-type request counts: one past the highest request type the oracle accepts. */
-    static final int REQUEST_TYPE_SLOTS = Wire.TICKET + 1;
+    static final int REQUEST_TYPE_SLOTS = Wire.HISTORY_QUERY + 1;
     private static final String[] REQUEST_TYPES = new String[REQUEST_TYPE_SLOTS];
 
     static {
@@ -138,6 +138,7 @@ public final class OracleMetrics implements AutoCloseable {
         REQUEST_TYPES[Wire.ORACLE_STATUS_QUERY] = "oracle_status_query";
         REQUEST_TYPES[Wire.RUNNING_QUERY] = "running_query";
         REQUEST_TYPES[Wire.TICKET] = "ticket";
+        REQUEST_TYPES[Wire.HISTORY_QUERY] = "history_query";
     }
 
     /** Latency buckets: from the microseconds of an in-memory journal to the seconds of a held lease. */

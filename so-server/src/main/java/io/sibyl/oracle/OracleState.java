@@ -58,6 +58,8 @@ public final class OracleState {
     private final RunningTransactions running;
     private final AbortedTransactions aborted = new AbortedTransactions();
     private final WatermarkHolds holds;
+    /** Points of the past for reads of the past ({@code history.*}); disabled by default. */
+    private final HistoryPoints history;
     /** transaction.max.age.ms in nanoseconds; 0: transactions may run for ever. */
     private final long maxAgeNanos;
     /**
@@ -177,6 +179,9 @@ public final class OracleState {
         running = new RunningTransactions(config.maxRunningTransactions(), config.runningTransactionsPerConnection());
         this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
+        // A read of the past lasts at most transaction.max.age.ms (an hour without one): its point is kept as long.
+        history = new HistoryPoints(config.history(), config.transactionMaxAgeMillis() > 0
+                ? config.transactionMaxAgeMillis() : 3_600_000L, System.currentTimeMillis());
         maxAgeNanos = config.transactionMaxAgeMillis() * 1_000_000L;
         ageSampleNanos = Math.max(AGE_SAMPLE_NANOS, maxAgeNanos / MAX_AGE_SAMPLES);
         // Clients of the oracles before this one may still be reading snapshots that no oracle counts any more.
@@ -187,6 +192,9 @@ public final class OracleState {
         maxAborted = config.maxAbortedTransactions();
         clock = lastTimestamp;
         reservedUpTo = lastTimestamp;
+        if (history.enabled()) {
+            history.start(clock, nanoClock.getAsLong());
+        }
         tMax = recoveredTmax;
         announcedTmax = recoveredTmax;
         block.start(clock);
@@ -324,6 +332,9 @@ public final class OracleState {
     public long commit(long startTs, long[] ids, int writes, int reads, int granules) {
         long[] rowIds = ids;
         int count = writes;
+        if (count > 0 && history.enabled()) {
+            history.beforeCommit(clock, running, nanoClock.getAsLong(), System.currentTimeMillis()); // committer runs
+        }
         int state = running.finish(startTs);
         if (state != RunningTransactions.RUNNING) {
             if (state == RunningTransactions.ABORTED_BY_TMAX) {
@@ -380,6 +391,9 @@ public final class OracleState {
         commits.add(startTs, commitTs);
         block.commit(startTs, commitTs);
         commitCount++;
+        if (history.enabled()) {
+            history.afterCommit(startTs, commitTs, System.currentTimeMillis());
+        }
         return commitTs;
     }
 
@@ -390,12 +404,19 @@ public final class OracleState {
      * version is just above the ticket. Nothing else is kept: the write is judged by its version alone.
      */
     public long ticket(long[] ids, int count) {
+        if (history.enabled()) {
+            history.beforeCommit(clock, running, nanoClock.getAsLong(), System.currentTimeMillis());
+        }
         long ticket = nextTimestamp();
         for (int i = 0; i < count; i++) {
             conflicts.record(ids[i], ticket);
         }
         tMax = Math.max(tMax, conflicts.tMax());
         ticketCount++;
+        if (history.enabled()) {
+            // The write's version is ticket + 1: a snapshot at the ticket does not read it yet.
+            history.afterTicket(Timestamps.selfCommittedVersion(ticket), System.currentTimeMillis());
+        }
         return ticket;
     }
 
@@ -675,6 +696,39 @@ public final class OracleState {
         }
         return Math.min(running.oldest(clock + 1), holds.floor(now, Long.MAX_VALUE));
     }
+
+    /**
+     * Where a read of the past at timestamp {@code ts} reads ({@link HistoryPoints#atTimestamp}); a refusal says why
+     * it cannot, and how to fix it.
+     */
+    HistoryPoints.Answer historyAtTimestamp(long ts) {
+        if (!history.enabled()) {
+            return HistoryPoints.Answer.refused(HISTORY_OFF);
+        }
+        return history.atTimestamp(ts, clock, running, nanoClock.getAsLong(), System.currentTimeMillis());
+    }
+
+    /** Where a read of the past at wall-clock time {@code millis} reads ({@link HistoryPoints#atTime}). */
+    HistoryPoints.Answer historyAtTime(long millis) {
+        if (!history.enabled()) {
+            return HistoryPoints.Answer.refused(HISTORY_OFF);
+        }
+        return history.atTime(millis, clock, running, nanoClock.getAsLong(), System.currentTimeMillis());
+    }
+
+    /** The oldest point of the past kept, which garbage collection must keep readable; null if none. */
+    HistoryPoints.Point oldestHistoryPoint() {
+        return history.enabled() ? history.oldestKept(nanoClock.getAsLong()) : null;
+    }
+
+    /** Points of the past kept, and their heap bytes (metrics). */
+    long[] historyFigures() {
+        return new long[] {history.size(), history.bytes()};
+    }
+
+    private static final String HISTORY_OFF = "reads of the past are off on this oracle (history.retention.ms=0):"
+            + " set history.retention.ms to how far back transactions may read (for example 3600000 for an hour;"
+            + " docs/operations.md)";
 
     /** Last timestamp handed out. */
     public long clock() {

@@ -313,6 +313,7 @@ final class Sequencer implements Runnable {
                     }
                 }
                 case Wire.TICKET -> ticket(session, id, in);
+                case Wire.HISTORY_QUERY -> history(session, id, in.readByte(), Varints.readUnsigned(in));
                 case Wire.COMMIT -> commit(session, id, in, false);
                 case Wire.COMMIT_CERTIFIED -> commit(session, id, in, true);
                 case Wire.ABORT -> abort(session, id, Varints.readUnsigned(in));
@@ -395,6 +396,48 @@ final class Sequencer implements Runnable {
             if (++requestsInBlock >= config.maxBlockRecords()) {
                 sealBlock(); // replies so far leave now, so the client works while we go on
             }
+        }
+    }
+
+    /**
+     * HISTORY_QUERY: where a read of the past reads. Like every reply it leaves with the block, so the delta before it
+     * holds every decision at or below the point's timestamp: the client's replica knows which writers aborted.
+     */
+    private void history(ClientSession session, long id, byte kind, long value) {
+        ByteBuf out = out(session);
+        HistoryPoints.Point point;
+        long bound;
+        long[] committedAfter;
+        if (kind == Wire.HISTORY_OLDEST) {
+            point = state.oldestHistoryPoint();
+            bound = point == null ? 0 : point.snapshotTs;
+            committedAfter = new long[0];
+        } else {
+            HistoryPoints.Answer answer = kind == Wire.HISTORY_AT_TIME
+                    ? state.historyAtTime(value) : state.historyAtTimestamp(value);
+            if (answer.refusal() != null) {
+                Frames.writeError(out, id, Wire.ERR_HISTORY, answer.refusal());
+                return;
+            }
+            point = answer.point();
+            bound = answer.bound();
+            committedAfter = answer.committedAfter();
+        }
+        out.writeByte(Wire.HISTORY_POINT);
+        Varints.writeUnsigned(out, id);
+        out.writeByte(point == null ? Wire.HISTORY_NONE : 0);
+        Varints.writeUnsigned(out, point == null ? 0 : point.snapshotTs);
+        Varints.writeUnsigned(out, bound);
+        writeAscending(out, point == null ? new long[0] : point.running);
+        writeAscending(out, committedAfter);
+    }
+
+    private static void writeAscending(ByteBuf out, long[] values) {
+        Varints.writeUnsigned(out, values.length);
+        long previous = 0;
+        for (long v : values) {
+            Varints.writeUnsigned(out, v - previous);
+            previous = v;
         }
     }
 

@@ -60,6 +60,8 @@ public final class CommitReplica implements DecisionVisitor {
     private final Set<Long> committedBeforeInit = ConcurrentHashMap.newKeySet();
     /** Running local transactions by start timestamp, with a count since a caller may register one twice. */
     private final LocalReaders readers = new LocalReaders();
+    /** Aborts and ranges forgotten while reads of the past run, kept aside for them. */
+    private final PastReaders pastReaders = new PastReaders();
     private volatile long tMax;
     /** How long after registration a local transaction stops holding commits (nanoseconds); 0: for ever. */
     private volatile long readerMaxAgeNanos;
@@ -392,6 +394,44 @@ public final class CommitReplica implements DecisionVisitor {
         }
     }
 
+    /** A read of the past begins: until it ends, aborts this replica forgets stay known to {@link #pastVisibility}. */
+    public void pastReaderBegins() {
+        pastReaders.begins();
+    }
+
+    /** A read of the past ends. */
+    public void pastReaderEnds() {
+        pastReaders.ends();
+    }
+
+    /**
+     * For a read of the past: is the writer {@code writerTs}, which finished before the point read at (a history
+     * point says so), committed? {@link Visibility#ASK_ORACLE} for a writer in an aborted range whose commits this
+     * replica does not know. Only between {@link #pastReaderBegins} and {@link #pastReaderEnds}.
+     */
+    public Visibility pastVisibility(long writerTs) {
+        if (isAborted(writerTs) || pastReaders.wasForgotten(writerTs)) {
+            return Visibility.INVISIBLE;
+        }
+        Visibility inRange = pastRangeVisibility(writerTs, List.of(ranges.items));
+        if (inRange == null) {
+            inRange = pastRangeVisibility(writerTs, pastReaders.forgottenRanges());
+        }
+        return inRange == null ? Visibility.VISIBLE : inRange;
+    }
+
+    private static Visibility pastRangeVisibility(long writerTs, List<AbortedRange> ranges) {
+        for (AbortedRange r : ranges) {
+            if (r.covers(writerTs)) {
+                if (r.isCommitted(writerTs)) {
+                    return Visibility.VISIBLE;
+                }
+                return r.committedKnown() ? Visibility.INVISIBLE : Visibility.ASK_ORACLE;
+            }
+        }
+        return null;
+    }
+
     /** Commit timestamp the replica holds for {@code writerTs}, or 0. */
     public long commitTimestampOf(long writerTs) {
         for (int spins = 0; ; spins++) {
@@ -438,6 +478,7 @@ public final class CommitReplica implements DecisionVisitor {
 
     @Override
     public void onForget(long startTs) {
+        pastReaders.forgetting(startTs);
         aborted.remove(startTs);
     }
 
@@ -474,6 +515,11 @@ public final class CommitReplica implements DecisionVisitor {
     public void onForgetRange(long from, long to) {
         Ranges current = ranges;
         List<AbortedRange> next = new ArrayList<>(List.of(current.items));
+        for (AbortedRange r : current.items) {
+            if (r.from() == from && r.to() == to) {
+                pastReaders.forgettingRange(r);
+            }
+        }
         if (next.removeIf(r -> r.from() == from && r.to() == to)) {
             ranges = next.isEmpty() ? Ranges.NONE : new Ranges(next.toArray(new AbortedRange[0]));
         }

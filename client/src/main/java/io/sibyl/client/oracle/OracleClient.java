@@ -337,6 +337,17 @@ public final class OracleClient implements AutoCloseable {
     }
 
     /**
+     * Where a read of the past reads: the oracle's point for timestamp {@code value} ({@link Wire#HISTORY_AT_TIMESTAMP}),
+     * for wall-clock time {@code value} in ms since the epoch ({@link Wire#HISTORY_AT_TIME}), or the oldest point it
+     * keeps ({@link Wire#HISTORY_OLDEST}; null when none is kept). Fails with an {@link OracleException} of code
+     * {@link Wire#ERR_HISTORY} that says why the oracle cannot serve it. The reply leaves after its block, so when it
+     * completes the replica has applied every decision at or below the point.
+     */
+    public CompletableFuture<HistoryPoint> historyPoint(byte kind, long value) {
+        return submit(new Request(Wire.HISTORY_QUERY, value, new long[] {kind}));
+    }
+
+    /**
      * Algorithm 4: is the version written by {@code writerTs} in the snapshot of the running local transaction
      * {@code readerTs}? Answered from the replica, asking the oracle only for writers older than this connection.
      */
@@ -522,6 +533,9 @@ public final class OracleClient implements AutoCloseable {
                 for (long word : r.rows) {
                     frame.writeLong(word); // the proof
                 }
+            } else if (r.type == Wire.HISTORY_QUERY) {
+                frame.writeByte((int) r.rows[0]); // the kind
+                Varints.writeUnsigned(frame, r.ts);
             } else if (r.type != Wire.BEGIN && r.type != Wire.WATERMARK_QUERY && r.type != Wire.TICKET) {
                 Varints.writeUnsigned(frame, r.ts);
             }
@@ -636,11 +650,14 @@ public final class OracleClient implements AutoCloseable {
         private long[] values = new long[64];
         private byte[] types = new byte[64];
         private final List<String> errors = new ArrayList<>();
+        /** History points of this frame, by request id (rare: reads of the past). */
+        private final java.util.Map<Long, HistoryPoint> points = new java.util.HashMap<>();
         private int count;
 
         void decode(ByteBuf in) {
             count = 0;
             errors.clear();
+            points.clear();
             ByteBuf delta = null;
             CommitReplica r = replica;
             while (in.isReadable()) {
@@ -650,6 +667,11 @@ public final class OracleClient implements AutoCloseable {
                     case Wire.DELTA -> {
                         int len = Varints.readBoundedInt(in, in.readableBytes(), "delta length");
                         delta = in.readSlice(len);
+                    }
+                    case Wire.HISTORY_POINT -> {
+                        long id = Varints.readUnsigned(in);
+                        points.put(id, readHistoryPoint(in));
+                        add(type, id, 0);
                     }
                     case Wire.STARTED, Wire.COMMITTED, Wire.ACK, Wire.ABORTED, Wire.STATUS, Wire.ERROR,
                          Wire.WATERMARK, Wire.TICKETED -> {
@@ -791,6 +813,7 @@ public final class OracleClient implements AutoCloseable {
                     req.future.complete(null);
                 }
                 case Wire.WATERMARK -> req.future.complete(value);
+                case Wire.HISTORY_POINT -> req.future.complete(points.get(id));
                 case Wire.STATUS -> req.future.complete(
                         TransactionStatus.fromWire((byte) (value >>> 56), value & 0x00FF_FFFF_FFFF_FFFFL));
                 case Wire.ERROR -> {
@@ -803,6 +826,16 @@ public final class OracleClient implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** A {@link Wire#HISTORY_POINT} after its id; null when the oracle keeps none. */
+    static HistoryPoint readHistoryPoint(ByteBuf in) {
+        byte flags = in.readByte();
+        long snapshotTs = Varints.readUnsigned(in);
+        long bound = Varints.readUnsigned(in);
+        long[] running = readAscending(in, "running transactions of a history point");
+        long[] committedAfter = readAscending(in, "commits after a history point");
+        return (flags & Wire.HISTORY_NONE) != 0 ? null : new HistoryPoint(snapshotTs, bound, running, committedAfter);
     }
 
     /**
