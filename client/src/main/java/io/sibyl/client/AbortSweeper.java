@@ -45,7 +45,7 @@ import java.util.function.BiConsumer;
  * those seen so twice, {@code settle} apart (a write a region server took from a dead client and applies late lands in
  * between). It scans the
  * tables named, or every user table with a family that can hold transactional data
- * ({@link TTable#mayHoldTransactionalData}),
+ * ({@link TableFamilies#mayHoldTransactionalData}),
  * except the ones {@code excluded}. Every table this oracle's transactions write to must be scanned, since the
  * versions of a forgotten transaction in a table not scanned would read as committed; and no table of another
  * oracle may be, since its versions carry that oracle's timestamps.
@@ -226,7 +226,7 @@ public final class AbortSweeper {
                     skipped.put(name, "not named");
                 } else if (excluded.contains(name)) {
                     skipped.put(name, "excluded");
-                } else if (!TTable.mayHoldTransactionalData(d)) {
+                } else if (!TableFamilies.mayHoldTransactionalData(d)) {
                     skipped.put(name, "no column family can hold transactional data (one version, or a TTL)");
                 } else if (!admin.isTableEnabled(name)) {
                     throw new IllegalStateException("table " + name + " is disabled: enable it so its versions can be"

@@ -80,6 +80,27 @@ final class SingleRowWrites {
     }
 
     /**
+     * Deletes columns of one row (validated) on its own: a delete of named columns is a put of tombstones, which may
+     * take the fast path; one of whole families or of the row must read the row first, so {@code ordinary} runs it.
+     */
+    void delete(TransactionManager tm, Delete delete, Durability durability, TransactionalCall<Void> ordinary)
+            throws IOException, RollbackException {
+        Put tombstones = new Put(delete.getRow());
+        boolean namedColumnsOnly = true;
+        for (Map.Entry<byte[], List<Cell>> f : delete.getFamilyCellMap().entrySet()) {
+            for (Cell c : f.getValue()) {
+                namedColumnsOnly &= c.getType() != Cell.Type.DeleteFamily;
+                tombstones.addColumn(f.getKey(), CellUtil.cloneQualifier(c), Tombstones.VALUE);
+            }
+        }
+        if (!namedColumnsOnly || tombstones.isEmpty()) {
+            runOrdinary(tm, ordinary);
+            return;
+        }
+        put(tm, tombstones, durability, ordinary);
+    }
+
+    /**
      * Increments or appends to columns of one row (validated) on its own: the region server reads the committed
      * values under the row lock. Returns the new values, as HBase's increment and append do.
      */
@@ -158,7 +179,7 @@ final class SingleRowWrites {
     }
 
     /** Runs {@code call} as an ordinary transaction of its own ({@link TransactionManager#run}). */
-    static <T> T runOrdinary(TransactionManager tm, TransactionalCall<T> call) throws IOException, RollbackException {
+    private static <T> T runOrdinary(TransactionManager tm, TransactionalCall<T> call) throws IOException, RollbackException {
         try {
             return tm.run(tx -> {
                 try {

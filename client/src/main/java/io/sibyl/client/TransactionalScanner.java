@@ -3,6 +3,7 @@ package io.sibyl.client;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.PrivateCellUtil;
+import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.IsolationLevel;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -21,6 +22,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.TreeMap;
 
 /**
  * A scan of one transaction's snapshot. Underneath runs an HBase scan over the same rows and columns with the time
@@ -80,7 +82,8 @@ final class TransactionalScanner implements ResultScanner {
         int nv = tx.manager().settings().readVersions();
         this.filter = new ClientSideFilter(userScan.getFilter(), userScan.getMaxResultsPerColumnFamily(),
                 userScan.getRowOffsetPerColumnFamily(), reversed);
-        NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> rows = t.bufferedRowsFor(tx, userScan);
+        NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> rows =
+                bufferedRowsIn(tx, t.getName(), userScan);
         this.buffered = rows == null ? Collections.emptyIterator() : rows.entrySet().iterator();
         Scan s = new Scan(userScan);
         s.setFilter(null);
@@ -123,6 +126,36 @@ final class TransactionalScanner implements ResultScanner {
      */
     static Scan acrossRegions(Scan scan) {
         return scan.setIsolationLevel(IsolationLevel.READ_UNCOMMITTED);
+    }
+
+    /** Buffered rows of {@code tx} in {@code table} within the scan's range, in scan order (a copy), or null. */
+    private static NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> bufferedRowsIn(
+            HBaseTransaction tx, TableName table, Scan scan) {
+        NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> rows = tx.writes().bufferedRows(table);
+        if (rows == null) {
+            return null;
+        }
+        boolean reversed = scan.isReversed();
+        byte[] low = reversed ? scan.getStopRow() : scan.getStartRow();
+        boolean lowIncluded = reversed ? scan.includeStopRow() : scan.includeStartRow();
+        byte[] high = reversed ? scan.getStartRow() : scan.getStopRow();
+        boolean highIncluded = reversed ? scan.includeStartRow() : scan.includeStopRow();
+        NavigableMap<byte[], NavigableMap<byte[], NavigableMap<byte[], byte[]>>> m = rows;
+        if (low.length > 0 && high.length > 0) {
+            if (Bytes.compareTo(low, high) > 0) {
+                return null; // an empty range, as HBase scans it
+            }
+            // One sub-map: a tail map excluding a row and then a head map including it (e.g. (r, r]) would throw.
+            m = m.subMap(low, lowIncluded, high, highIncluded);
+        } else if (low.length > 0) {
+            m = m.tailMap(low, lowIncluded);
+        } else if (high.length > 0) {
+            m = m.headMap(high, highIncluded);
+        }
+        if (reversed) {
+            m = m.descendingMap();
+        }
+        return m.isEmpty() ? null : new TreeMap<>(m);
     }
 
     /** Opens an HBase scan of at most {@code rows} rows (0: no limit). */

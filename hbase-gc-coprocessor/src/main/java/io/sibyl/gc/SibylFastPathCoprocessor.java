@@ -79,10 +79,9 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
         }
         table = region.getRegionInfo().getTable().getName();
         try {
-            Map<String, String> properties = SibylGcCoprocessor.tableProperties(region.getTableDescriptor(),
-                    getClass().getName());
-            settings = GcSettings.from(env.getConfiguration(), properties);
-            link = OracleLink.acquire(GcSettings.oracleLookup(env.getConfiguration(), properties), settings);
+            CoprocessorSettings configured = CoprocessorSettings.of(regionEnv, SibylFastPathCoprocessor.class);
+            settings = configured.settings();
+            link = configured.acquireLink();
         } catch (RuntimeException e) {
             // A coprocessor that throws here can abort the region server: refuse fast-path writes instead.
             LOG.error("single-row transactions of {} take the ordinary path: {}",

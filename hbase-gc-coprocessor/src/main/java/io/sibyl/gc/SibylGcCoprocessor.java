@@ -6,9 +6,7 @@ import org.apache.hadoop.hbase.CoprocessorEnvironment;
 import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
-import org.apache.hadoop.hbase.client.CoprocessorDescriptor;
 import org.apache.hadoop.hbase.client.Get;
-import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.coprocessor.ObserverContext;
 import org.apache.hadoop.hbase.coprocessor.RegionCoprocessor;
 import org.apache.hadoop.hbase.coprocessor.RegionCoprocessorEnvironment;
@@ -26,7 +24,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -66,10 +63,9 @@ public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserv
         }
         tally = countInto(regionEnv);
         try {
-            Map<String, String> properties = tableProperties(region.getTableDescriptor(), getClass().getName());
-            GcSettings settings = GcSettings.from(env.getConfiguration(), properties);
-            if (settings.enabled()) {
-                link = OracleLink.acquire(GcSettings.oracleLookup(env.getConfiguration(), properties), settings);
+            CoprocessorSettings configured = CoprocessorSettings.of(regionEnv, SibylGcCoprocessor.class);
+            if (configured.settings().enabled()) {
+                link = configured.acquireLink();
             }
         } catch (RuntimeException e) {
             // A coprocessor that throws here can abort the region server: collect nothing instead.
@@ -95,16 +91,6 @@ public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserv
                     e.toString());
             return (k, r) -> { };
         }
-    }
-
-    /** A coprocessor's properties on the table descriptor; none when it is loaded for every region. */
-    static Map<String, String> tableProperties(TableDescriptor table, String coprocessor) {
-        for (CoprocessorDescriptor c : table.getCoprocessorDescriptors()) {
-            if (c.getClassName().equals(coprocessor)) {
-                return c.getProperties();
-            }
-        }
-        return Map.of();
     }
 
     @Override
