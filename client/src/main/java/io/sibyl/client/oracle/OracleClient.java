@@ -99,7 +99,7 @@ public final class OracleClient implements AutoCloseable {
 
     /** Random bytes of the oracle's HELLO, which an admin proof is computed over. */
     private volatile byte[] helloNonce;
-    /** The oracle accepted this connection's admin proof. */
+    /** The oracle accepted this connection's admin proof, or gave it the admin role for its certificate. */
     private volatile boolean admin;
     /** This client proves a client secret after the HELLO. */
     private final boolean provesClientSecret;
@@ -716,7 +716,11 @@ public final class OracleClient implements AutoCloseable {
             byte[] nonce = new byte[Wire.NONCE_BYTES];
             in.readBytes(nonce);
             helloNonce = nonce;
-            if (in.readByte() != 0 && !provesClientSecret) {
+            byte flags = in.readByte();
+            if ((flags & Wire.HELLO_ADMIN) != 0) {
+                admin = true; // its certificate gave this connection the admin role (the oracle's admin.identities)
+            }
+            if ((flags & Wire.HELLO_CLIENT_SECRET_REQUIRED) != 0 && !provesClientSecret) {
                 hello.completeExceptionally(new OracleException(Wire.ERR_FORBIDDEN, "the oracle at " + address
                         + " serves only clients that prove its client secret (its client.secret.file): set"
                         + " sibyl.client.secret.file to the same secret (docs/operations.md, Security)"));
