@@ -1,6 +1,5 @@
 package io.sibyl.oracle;
 
-import io.netty.buffer.ByteBuf;
 import io.sibyl.oracle.OracleSurvivesRandomFramesTest.Msg;
 import io.sibyl.oracle.OracleSurvivesRandomFramesTest.WireSocket;
 import io.sibyl.oracle.tls.TestCertificates;
@@ -11,9 +10,12 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.List;
 
+import static io.sibyl.oracle.ConnectionDefencesTest.awaitConnections;
+import static io.sibyl.oracle.ConnectionDefencesTest.begin;
+import static io.sibyl.oracle.ConnectionDefencesTest.commit;
+import static io.sibyl.oracle.ConnectionDefencesTest.reply;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The limits per identity on real sockets with mutual TLS: one client certificate (all its connections together)
@@ -134,37 +136,5 @@ class IdentityLimitsTest {
     private static long started(Msg m) {
         assertEquals(Wire.STARTED, m.type(), m.toString());
         return m.value();
-    }
-
-    private static Msg begin(WireSocket s, long id) throws Exception {
-        s.send(ForeignTransactionRequestsTest.request(Wire.BEGIN, id));
-        return reply(s, id);
-    }
-
-    private static ByteBuf commit(long id, long start) {
-        ByteBuf b = ForeignTransactionRequestsTest.request(Wire.COMMIT, id, start, 1);
-        b.writeLong(start); // a row of its own: no conflicts between these transactions
-        return b;
-    }
-
-    /** The reply to {@code id}, ERROR included. */
-    static Msg reply(WireSocket s, long id) throws Exception {
-        while (true) {
-            for (Msg m : s.readFrameForTest()) {
-                if (m.id() == id && m.type() != Wire.DELTA && m.type() != Wire.HELLO) {
-                    return m;
-                }
-            }
-        }
-    }
-
-    private static void awaitConnections(OracleServer server, int expected) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (server.connections() != expected) {
-            if (System.nanoTime() > deadline) {
-                fail(server.connections() + " connections open, expected " + expected);
-            }
-            Thread.sleep(10);
-        }
     }
 }
