@@ -39,6 +39,8 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
     private boolean refused;
     /** Holds a place under max.connections.per.identity, given back when it closes. */
     private boolean admittedForIdentity;
+    /** Its handshake went to the sequencer, which then must hear of its end (refused ones' never went). */
+    private boolean connectedToSequencer;
     private ScheduledFuture<?> pushTimer;
     private ScheduledFuture<?> handshakeTimer;
 
@@ -112,7 +114,7 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         if (handshakeTimer != null) {
             handshakeTimer.cancel(false);
         }
-        if (handshaken && !watch) {
+        if (connectedToSequencer) {
             server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.DISCONNECT, session, null));
             server.sequencer().inputDrained();
         }
@@ -139,18 +141,19 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
                 frame.release();
                 handshaken = true;
                 handshakeTimer.cancel(false);
-                ClientIdentity identity = identify(ctx, hs.identity());
-                if (identity == null) {
-                    return; // refused: its certificate names nobody
-                }
-                session.identity = identity;
                 if (role == Wire.ROLE_WATCH) {
                     // No HELLO, no replica, no sequencer work: the standby only waits for this connection to end.
+                    // Nor an identity: another oracle's certificate need not have the field tls.identity reads.
                     watch = true;
                     session.watch = true;
                     LOG.info("{} watches this oracle (a hot standby)", ctx.channel().remoteAddress());
                     return;
                 }
+                ClientIdentity identity = identify(ctx, hs.identity());
+                if (identity == null) {
+                    return; // refused: its certificate names nobody
+                }
+                session.identity = identity;
                 if (!server.identityConnections().admit(identity)) {
                     closeWithError(ctx, Wire.ERR_OVERLOADED, server.identityRefusals().refuseConnection(identity,
                             ctx.channel().remoteAddress(), server.identityConnections().limit()));
@@ -162,6 +165,7 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
                     LOG.info("{} has the admin role: its certificate names it {} (admin.identities)",
                             ctx.channel().remoteAddress(), identity.name());
                 }
+                connectedToSequencer = true;
                 server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.HANDSHAKE, session, null));
                 return;
             }
