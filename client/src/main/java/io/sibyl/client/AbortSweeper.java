@@ -133,8 +133,9 @@ public final class AbortSweeper {
             // Checked before anything is deleted: without the admin role the oracle refuses every report.
             throw new IllegalStateException("the sweep reports other clients' transactions cleaned up, which needs"
                     + " the oracle's admin role: set " + TransactionManager.ADMIN_SECRET_FILE + " to a file holding"
-                    + " the oracle's admin secret (its admin.secret.file; docs/operations.md, Security), or use"
-                    + " --dry-run");
+                    + " the oracle's admin secret (its admin.secret.file; docs/operations.md, Security), or connect"
+                    + " with a client certificate (sibyl.client.tls.key.store) the oracle's admin.identities names, or"
+                    + " use --dry-run");
         }
         Candidates candidates = candidates(oracle, rangesOnly);
         if (settleMillis > 0 && !candidates.isEmpty()) {

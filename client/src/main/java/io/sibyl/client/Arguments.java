@@ -2,32 +2,21 @@ package io.sibyl.client;
 
 import java.util.List;
 
-/** Refuses null arguments of the public API with a message that says which one and what to pass instead. */
+/**
+ * Refuses null arguments of the public API with a message that says which one and what to pass instead: the
+ * package's short name for {@link io.sibyl.protocol.Arguments}, which the oracle package's public classes use too.
+ */
 final class Arguments {
     private Arguments() {
     }
 
-    /**
-     * {@code value}, unless it is null.
-     *
-     * @param name what the argument is, as the message starts ("put")
-     * @param fix what to pass instead ("pass the Put to write")
-     */
+    /** As {@link io.sibyl.protocol.Arguments#required}. */
     static <T> T required(T value, String name, String fix) {
-        if (value == null) {
-            throw new NullPointerException(name + " is null: " + fix);
-        }
-        return value;
+        return io.sibyl.protocol.Arguments.required(value, name, fix);
     }
 
-    /** {@code values}, unless the list or one of its elements is null (the message names the element's index). */
+    /** As {@link io.sibyl.protocol.Arguments#requiredElements}. */
     static <T, L extends List<T>> L requiredElements(L values, String name, String fix) {
-        required(values, name, fix);
-        for (int i = 0; i < values.size(); i++) {
-            if (values.get(i) == null) {
-                throw new NullPointerException(name + "[" + i + "] is null: " + fix);
-            }
-        }
-        return values;
+        return io.sibyl.protocol.Arguments.requiredElements(values, name, fix);
     }
 }

@@ -155,6 +155,7 @@ public final class TransactionManager implements AutoCloseable {
      * (HA) or {@value #ORACLE_ADDRESS}.
      */
     public static TransactionManager create(Configuration conf) throws IOException {
+        Arguments.required(conf, "configuration", "pass the HBase Configuration, e.g. HBaseConfiguration.create()");
         ClientSettings settings = ClientSettings.from(conf);
         Connection c = ConnectionFactory.createConnection(conf);
         try {
@@ -168,6 +169,8 @@ public final class TransactionManager implements AutoCloseable {
     /** Opens an HBase connection from {@code conf} and connects to the oracle at {@code oracleHost:oraclePort}. */
     public static TransactionManager create(Configuration conf, String oracleHost, int oraclePort)
             throws IOException {
+        Arguments.required(conf, "configuration", "pass the HBase Configuration, e.g. HBaseConfiguration.create()");
+        Arguments.required(oracleHost, "oracle host", "pass the oracle's host name or address, e.g. \"localhost\"");
         ClientSettings settings = ClientSettings.from(conf);
         Connection c = ConnectionFactory.createConnection(conf);
         try {
@@ -184,6 +187,7 @@ public final class TransactionManager implements AutoCloseable {
      * {@value #ORACLE_ZK_CONNECT} or {@value #ORACLE_ADDRESS} in its configuration.
      */
     public static TransactionManager create(Connection connection) throws IOException {
+        Arguments.required(connection, "connection", "pass an open HBase Connection, e.g. ConnectionFactory.createConnection(conf)");
         ClientSettings settings = ClientSettings.from(connection.getConfiguration());
         return new TransactionManager(connection, false,
                 connectOracle(oracleLocator(connection.getConfiguration()), settings), settings);
@@ -192,6 +196,8 @@ public final class TransactionManager implements AutoCloseable {
     /** Uses an existing HBase connection (not closed by {@link #close()}) and the oracle at the given address. */
     public static TransactionManager create(Connection connection, String oracleHost, int oraclePort)
             throws IOException {
+        Arguments.required(connection, "connection", "pass an open HBase Connection, e.g. ConnectionFactory.createConnection(conf)");
+        Arguments.required(oracleHost, "oracle host", "pass the oracle's host name or address, e.g. \"localhost\"");
         ClientSettings settings = ClientSettings.from(connection.getConfiguration());
         return new TransactionManager(connection, false,
                 connectOracle(new FixedOracleAddress(oracleHost, oraclePort), settings), settings);
@@ -203,6 +209,7 @@ public final class TransactionManager implements AutoCloseable {
      * garbage collector.
      */
     public static OracleCredentials oracleCredentials(Configuration conf) {
+        Arguments.required(conf, "configuration", "pass the HBase Configuration, e.g. HBaseConfiguration.create()");
         return ClientSettings.credentials(conf);
     }
 
@@ -211,6 +218,7 @@ public final class TransactionManager implements AutoCloseable {
      * would use it; for other processes that follow the oracle, such as the region-server garbage collector.
      */
     public static OracleLocator oracleLocator(Configuration conf) throws IOException {
+        Arguments.required(conf, "configuration", "pass the HBase Configuration, e.g. HBaseConfiguration.create()");
         return OracleLocators.fromConfiguration(conf);
     }
 
@@ -242,9 +250,7 @@ public final class TransactionManager implements AutoCloseable {
      * @throws OracleUnavailableException if no oracle answered within the failover timeout
      */
     public Transaction begin(IsolationLevel isolation) {
-        if (isolation == null) {
-            throw new NullPointerException("isolation level is null: use IsolationLevel.SNAPSHOT or SERIALIZABLE");
-        }
+        Arguments.required(isolation, "isolation level", "use IsolationLevel.SNAPSHOT or SERIALIZABLE");
         return beginReadWrite(isolation);
     }
 

@@ -10,8 +10,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Self-signed key and trust stores for a TLS set-up on one machine (tests, benchmarks, the demo), made with the
  * JDK's own keytool so that nothing else need be installed: certificates for the oracle (valid for 127.0.0.1 and
- * localhost), a client, and a stranger nobody trusts; the oracle trusts the client's certificate and its own (a
- * standby's watch), the client the oracle's. Production uses its CA's certificates instead (docs/operations.md).
+ * localhost), a client, another client (a second identity: {@code other-client.p12}), and a stranger nobody trusts;
+ * the oracle trusts both clients' certificates and its own (a standby's watch), the clients the oracle's. Production uses its CA's certificates instead (docs/operations.md).
  * {@code java -cp ... io.sibyl.protocol.SelfSignedTls DIR} makes them in DIR.
  */
 public final class SelfSignedTls {
@@ -44,7 +44,7 @@ public final class SelfSignedTls {
     public static SelfSignedTls create(Path dir) throws IOException, InterruptedException {
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("password"), "sibyl-store-password\n");
-        for (String who : List.of("oracle", "client", "stranger")) {
+        for (String who : List.of("oracle", "client", "other-client", "stranger")) {
             keytool("-genkeypair", "-alias", who, "-keyalg", "EC", "-groupname", "secp256r1",
                     "-dname", "CN=sibyl-" + who, "-validity", "30",
                     "-ext", "SAN=ip:127.0.0.1,dns:localhost",
@@ -54,6 +54,7 @@ public final class SelfSignedTls {
                     "-keystore", dir.resolve(who + ".p12").toString(), "-storepass", "sibyl-store-password");
         }
         trust(dir, "oracle-trusts.p12", "client");
+        trust(dir, "oracle-trusts.p12", "other-client");
         trust(dir, "oracle-trusts.p12", "oracle"); // the oracles of an HA pair connect to each other
         trust(dir, "client-trusts.p12", "oracle");
         return new SelfSignedTls(dir);
@@ -72,7 +73,10 @@ public final class SelfSignedTls {
                 path("password"), TlsSettings.DEFAULT_PROTOCOLS, "tls.");
     }
 
-    /** A client with {@code keyStore} ({@code client.p12}, {@code stranger.p12} or "" for none) trusting the oracle. */
+    /**
+     * A client with {@code keyStore} ({@code client.p12}, {@code other-client.p12}, {@code stranger.p12} or "" for
+     * none) trusting the oracle.
+     */
     public TlsSettings client(String keyStore) {
         return new TlsSettings(true, keyStore.isEmpty() ? "" : path(keyStore), keyStore.isEmpty() ? "" : path("password"),
                 path("client-trusts.p12"), path("password"), TlsSettings.DEFAULT_PROTOCOLS, "sibyl.client.tls.");

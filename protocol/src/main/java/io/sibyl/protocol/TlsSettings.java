@@ -40,6 +40,13 @@ public record TlsSettings(boolean enabled, String keyStore, String keyStorePassw
     public static final List<String> DEFAULT_PROTOCOLS = List.of("TLSv1.3");
 
     public TlsSettings {
+        Arguments.required(prefix, "settings prefix", "pass \"tls.\" (the oracle's) or \"sibyl.client.tls.\" (a"
+                + " client's)");
+        Arguments.required(keyStore, prefix + "key.store", "pass \"\" for none");
+        Arguments.required(keyStorePasswordFile, prefix + "key.store.password.file", "pass \"\" for none");
+        Arguments.required(trustStore, prefix + "trust.store", "pass \"\" for none");
+        Arguments.required(trustStorePasswordFile, prefix + "trust.store.password.file", "pass \"\" for none");
+        Arguments.required(protocols, prefix + "protocols", "pass TlsSettings.DEFAULT_PROTOCOLS");
         protocols = List.copyOf(protocols);
         for (String p : protocols) {
             if (!p.equals("TLSv1.3") && !p.equals("TLSv1.2")) {

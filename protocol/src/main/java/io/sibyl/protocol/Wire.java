@@ -34,6 +34,14 @@ public final class Wire {
     public static final int NONCE_BYTES = 16;
     /** Bytes of the proof in {@link #AUTHENTICATE}: an HMAC-SHA256. */
     public static final int PROOF_BYTES = 32;
+    /** Flag of HELLO's flags byte: the client must prove the client secret ({@link #AUTH_CLIENT}) first. */
+    public static final int HELLO_CLIENT_SECRET_REQUIRED = 1;
+    /**
+     * Flag of HELLO's flags byte: the connection has the admin role already, given by its client certificate
+     * ({@code admin.identities}); no {@link #AUTH_ADMIN} proof is needed. Added within version 6: an older client
+     * of version 6 takes any non-zero flags byte for {@link #HELLO_CLIENT_SECRET_REQUIRED}.
+     */
+    public static final int HELLO_ADMIN = 2;
     /** {@link #AUTHENTICATE} role: a client proving {@code client.secret.file}. */
     public static final byte AUTH_CLIENT = 1;
     /** {@link #AUTHENTICATE} role: the admin (the sweeper) proving {@code admin.secret.file}. */

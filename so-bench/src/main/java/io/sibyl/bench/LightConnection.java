@@ -203,7 +203,7 @@ final class LightConnection extends SimpleChannelInboundHandler<ByteBuf> {
             return;
         }
         in.skipBytes(Wire.NONCE_BYTES);
-        if (in.readByte() != 0) {
+        if ((in.readByte() & Wire.HELLO_CLIENT_SECRET_REQUIRED) != 0) {
             fail("the oracle requires a client secret (client.secret.file); so-bench-clients does not authenticate:"
                     + " drive an oracle without one");
             return;

@@ -42,10 +42,11 @@ final class ClientSession {
     /** Random bytes sent in this connection's HELLO; an {@code AUTHENTICATE} proof is computed over them. */
     final byte[] nonce = new byte[Wire.NONCE_BYTES];
     /**
-     * The client this connection belongs to: the token of its handshake, or a random one when it sent none. Set on the
-     * event loop before the handshake is queued to the sequencer, read by the sequencer after.
+     * The client this connection belongs to: its certificate's identity and the token of its handshake, or a random
+     * token when it sent none. Set on the event loop before the handshake is queued to the sequencer, read by the
+     * sequencer after.
      */
-    volatile long identity;
+    volatile ClientIdentity identity;
     private final ReplicationLog log;
     private final long maxLagBytes;
     private final long pushIntervalNanos;
@@ -119,7 +120,7 @@ final class ClientSession {
         // live connection never gets near that.
         this.heartbeatNanos = Math.min(1000, config.readerGraceMillis() / 10) * 1_000_000L;
         RANDOM.nextBytes(nonce);
-        identity = randomIdentity();
+        identity = ClientIdentity.unnamed();
     }
 
     /** A fresh identity: never 0 (no client) nor Long.MIN_VALUE (the oracle's maps' empty value). */

@@ -37,6 +37,10 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
     private boolean failed;
     /** Refused at max.connections: never admitted, its input is dropped until it closes. */
     private boolean refused;
+    /** Holds a place under max.connections.per.identity, given back when it closes. */
+    private boolean admittedForIdentity;
+    /** Its handshake went to the sequencer, which then must hear of its end (refused ones' never went). */
+    private boolean connectedToSequencer;
     private ScheduledFuture<?> pushTimer;
     private ScheduledFuture<?> handshakeTimer;
 
@@ -110,9 +114,12 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         if (handshakeTimer != null) {
             handshakeTimer.cancel(false);
         }
-        if (handshaken && !watch) {
+        if (connectedToSequencer) {
             server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.DISCONNECT, session, null));
             server.sequencer().inputDrained();
+        }
+        if (admittedForIdentity) {
+            server.identityConnections().release(session.identity);
         }
         if (session != null) {
             server.sessionClosed(session);
@@ -132,18 +139,33 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
                 Handshake hs = handshake(frame);
                 byte role = hs.role();
                 frame.release();
-                if (hs.identity() != 0 && hs.identity() != Long.MIN_VALUE) {
-                    session.identity = hs.identity();
-                }
                 handshaken = true;
                 handshakeTimer.cancel(false);
                 if (role == Wire.ROLE_WATCH) {
                     // No HELLO, no replica, no sequencer work: the standby only waits for this connection to end.
+                    // Nor an identity: another oracle's certificate need not have the field tls.identity reads.
                     watch = true;
                     session.watch = true;
                     LOG.info("{} watches this oracle (a hot standby)", ctx.channel().remoteAddress());
                     return;
                 }
+                ClientIdentity identity = identify(ctx, hs.identity());
+                if (identity == null) {
+                    return; // refused: its certificate names nobody
+                }
+                session.identity = identity;
+                if (!server.identityConnections().admit(identity)) {
+                    closeWithError(ctx, Wire.ERR_OVERLOADED, server.identityRefusals().refuseConnection(identity,
+                            ctx.channel().remoteAddress(), server.identityConnections().limit()));
+                    return;
+                }
+                admittedForIdentity = true;
+                if (identity.certified() && server.config().identities().adminIdentities().contains(identity.name())) {
+                    session.admin = true; // read by the sequencer after the handshake below is queued
+                    LOG.info("{} has the admin role: its certificate names it {} (admin.identities)",
+                            ctx.channel().remoteAddress(), identity.name());
+                }
+                connectedToSequencer = true;
                 server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.HANDSHAKE, session, null));
                 return;
             }
@@ -169,6 +191,23 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         }
         session.frameQueued(frame.readableBytes()); // back-pressure: may stop reading
         server.sequencer().enqueue(new Sequencer.Inbound(Sequencer.Inbound.FRAME, session, frame));
+    }
+
+    /**
+     * Who is behind the connection: the identity its verified client certificate gives it, with {@code token} (0 or
+     * the reserved Long.MIN_VALUE: none sent, so a random one), or the token alone without a certificate. Null when
+     * the certificate names nobody in the field {@code tls.identity} reads: the connection is refused.
+     */
+    private ClientIdentity identify(ChannelHandlerContext ctx, long token) {
+        long client = token != 0 && token != Long.MIN_VALUE ? token : ClientSession.randomIdentity();
+        String certificate;
+        try {
+            certificate = server.certificateIdentity().of(ctx.pipeline());
+        } catch (IllegalArgumentException e) {
+            fail(ctx, Wire.ERR_FORBIDDEN, e.getMessage());
+            return null;
+        }
+        return certificate == null ? ClientIdentity.ofToken(client) : ClientIdentity.ofCertificate(certificate, client);
     }
 
     /** A handshake's role and the client's identity token (0: none sent). */
@@ -255,8 +294,16 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         if (failed) {
             return;
         }
-        failed = true;
         LOG.warn("closing connection from {}: {}", ctx.channel().remoteAddress(), reason);
+        closeWithError(ctx, code, reason);
+    }
+
+    /** Sends {@code reason} as the connection's error and closes it, reading nothing more; logs nothing. */
+    private void closeWithError(ChannelHandlerContext ctx, byte code, String reason) {
+        if (failed) {
+            return;
+        }
+        failed = true;
         if (session != null) {
             session.refuseInput();
         } else {

@@ -45,6 +45,7 @@ public record OracleConfig(
         long idleTimeoutMillis,
         int metricsHttpPort,
         RangeSweepSettings rangeSweep,
+        IdentitySettings identities,
         HistorySettings history) {
 
     /** Where the oracle journals its decisions ({@code journal} key). */
@@ -101,7 +102,7 @@ public record OracleConfig(
         return new OracleConfig("0.0.0.0", 24680, 1, 16 << 20, 1 << 20, 1 << 20, 1 << 20, 16 << 20,
                 1_000_000, 4096, 1000, 64L << 20, 60_000, 60_000, true, JournalKind.MEMORY, JournalSettings.defaults(),
                 HaSettings.defaults(), 3_600_000, 10_000, 4096, 0, "", 1 << 17,
-                TlsSettings.disabled("tls."), "", 600_000, METRICS_OFF, RangeSweepSettings.defaults(), HistorySettings.defaults());
+                TlsSettings.disabled("tls."), "", 600_000, METRICS_OFF, RangeSweepSettings.defaults(), IdentitySettings.defaults(), HistorySettings.defaults());
     }
 
     public OracleConfig {
@@ -142,9 +143,16 @@ public record OracleConfig(
             throw new IllegalArgumentException("admin.secret.file, client.secret.file and the TLS settings are"
                     + " required (empty: none)");
         }
-        if (journal == null || journalSettings == null || ha == null || rangeSweep == null || history == null) {
-            throw new IllegalArgumentException("journal, journal settings, HA, range sweep and history settings are"
-                    + " required");
+        if (journal == null || journalSettings == null || ha == null || rangeSweep == null || identities == null
+                || history == null) {
+            throw new IllegalArgumentException("journal, journal settings, HA, range sweep, identity and history"
+                    + " settings are required");
+        }
+        if (!identities.adminIdentities().isEmpty() && (!tls.enabled() || tls.trustStore().isEmpty())) {
+            // Without client certificates no connection has an identity the oracle verified: nobody could be admin.
+            throw new IllegalArgumentException("admin.identities needs tls=true and tls.trust.store: the admin role"
+                    + " goes to clients whose certificates name them, and only mutual TLS asks for certificates"
+                    + " (see docs/operations.md, Security)");
         }
         if (rangeSweep.enabled() && adminSecretFile.isEmpty()) {
             throw new IllegalArgumentException("range.sweep.tables needs admin.secret.file: the background sweep"
@@ -173,7 +181,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /** Copy with the bounded structures resized (tests use tiny ones to force evictions). */
@@ -182,7 +190,7 @@ public record OracleConfig(
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     public OracleConfig withLimits(int writeSetRows, int frameBytes) {
@@ -190,7 +198,7 @@ public record OracleConfig(
                 maxRunningTransactions, writeSetRows, frameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     public OracleConfig withReplication(long pushMillis, long lagBytes) {
@@ -198,7 +206,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushMillis, lagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /** Copy whose lost readers are protected for {@code millis} (tests shorten it). */
@@ -207,7 +215,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, millis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /** Copy whose transactions are aborted once they ran {@code millis} (0: never). */
@@ -216,7 +224,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, millis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /**
@@ -229,7 +237,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeMillis, connections, perConnection,
-                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                adminSecretFile, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /**
@@ -249,7 +257,7 @@ public record OracleConfig(
                 maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords, pushIntervalMillis,
                 maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inline, journal, journalSettings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /** Copy whose admin role is proven with the secret in {@code file} (empty: no connection can be admin). */
@@ -258,7 +266,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
-                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                maxRunningTransactionsPerConnection, file, maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /** Copy that refuses begins once {@code limit} aborted transactions wait for their clean-up. */
@@ -268,7 +276,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, limit, tls, clientSecretFile,
-                idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /** Copy whose clients connect with {@code settings}' TLS. */
@@ -278,7 +286,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, settings,
-                clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /** Copy whose clients must prove the secret in {@code file} (empty: they need not). */
@@ -288,7 +296,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, file,
-                idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /** Copy that closes client connections idle for {@code millis} holding no transaction (0: never). */
@@ -298,7 +306,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
-                millis, metricsHttpPort, rangeSweep, history);
+                millis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /** Copy that serves its metrics over HTTP on {@code httpPort} ({@link #METRICS_OFF}: not at all; 0: any port). */
@@ -308,7 +316,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
-                idleTimeoutMillis, httpPort, rangeSweep, history);
+                idleTimeoutMillis, httpPort, rangeSweep, identities, history);
     }
 
     /** Copy that sweeps aborted ranges in the background as {@code settings} say (when it leads). */
@@ -318,7 +326,27 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
-                idleTimeoutMillis, metricsHttpPort, settings, history);
+                idleTimeoutMillis, metricsHttpPort, settings, identities, history);
+    }
+
+    /** Copy that names clients and caps what each may hold as {@code settings} say. */
+    public OracleConfig withIdentities(IdentitySettings settings) {
+        return new OracleConfig(host, port, ioThreads, conflictTableRows, recentCommitsCapacity,
+                maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
+                pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
+                journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
+                maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
+                idleTimeoutMillis, metricsHttpPort, rangeSweep, settings, history);
+    }
+
+    /** Running transactions one identity (every connection of one client) may hold. */
+    public int runningTransactionsPerIdentity() {
+        return identities.runningTransactionsPerIdentity(maxRunningTransactions);
+    }
+
+    /** Connections one identity may hold open. */
+    public int connectionsPerIdentity() {
+        return identities.connectionsPerIdentity(maxConnections);
     }
 
     /** Copy that keeps points of its past for reads of the past as {@code settings} say. */
@@ -328,7 +356,7 @@ public record OracleConfig(
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal,
                 journalSettings, ha, transactionMaxAgeMillis, handshakeTimeoutMillis, maxConnections,
                 maxRunningTransactionsPerConnection, adminSecretFile, maxAbortedTransactions, tls, clientSecretFile,
-                idleTimeoutMillis, metricsHttpPort, rangeSweep, settings);
+                idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, settings);
     }
 
     /** Copy with the given high-availability settings. */
@@ -337,7 +365,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, journal, journalSettings, settings, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /** Copy that journals to {@code kind} with {@code settings} (used when {@code kind} is BOOKKEEPER). */
@@ -346,7 +374,7 @@ public record OracleConfig(
                 maxRunningTransactions, maxWriteSetRows, maxFrameBytes, timestampReservationBlock, maxBlockRecords,
                 pushIntervalMillis, maxLagBytes, readerGraceMillis, statsLogIntervalMillis, inlineSequencer, kind, settings, ha, transactionMaxAgeMillis,
                 handshakeTimeoutMillis, maxConnections, maxRunningTransactionsPerConnection, adminSecretFile,
-                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, history);
+                maxAbortedTransactions, tls, clientSecretFile, idleTimeoutMillis, metricsHttpPort, rangeSweep, identities, history);
     }
 
     /**
@@ -399,6 +427,7 @@ public record OracleConfig(
                         longOf(p, "range.sweep.settle.ms", d.rangeSweep.settleMillis()),
                         longOf(p, "range.sweep.interval.ms", d.rangeSweep.intervalMillis()),
                         p.getProperty("range.sweep.hbase.site", d.rangeSweep.hbaseSite())),
+                IdentitySettings.fromProperties(p, (key, dflt) -> intOf(p, key, dflt)),
                 historyOf(p, d.history));
     }
 
@@ -466,12 +495,19 @@ public record OracleConfig(
                 + " transactions one connection may hold (0 = half of max.running.transactions, now "
                 + runningTransactionsPerConnection() + "); its begins beyond it are refused, other connections'"
                 + " are not");
+        m.put("max.running.transactions.per.identity", identities.maxRunningTransactionsPerIdentity() + "  # running"
+                + " transactions one identity (a client certificate's, or a client's token: all its connections"
+                + " together) may hold (0 = half of max.running.transactions, now " + runningTransactionsPerIdentity()
+                + "); its begins beyond it are refused, other identities' are not");
         m.put("max.write.set.rows", maxWriteSetRows + "  # largest write set one commit may carry");
         m.put("max.frame.bytes", maxFrameBytes + "  # largest frame a client may send");
         m.put("timestamp.reservation.block", timestampReservationBlock + "  # timestamps reserved per journal write");
         m.put("max.block.records", maxBlockRecords + "  # requests decided per block before it is sealed and its replies released");
         m.put("max.connections", maxConnections + "  # open connections (clients, region servers, sweepers,"
                 + " standbys); a connection beyond it gets an error and is closed");
+        m.put("max.connections.per.identity", identities.maxConnectionsPerIdentity() + "  # open connections of one"
+                + " identity (0 = half of max.connections, now " + connectionsPerIdentity() + "); a connection beyond"
+                + " it gets an error and is closed, other identities' are not");
         m.put("max.aborted.transactions", maxAbortedTransactions + "  # aborted transactions kept until swept;"
                 + " at the limit new begins are refused until bin/sibyl-sweep reports some cleaned up");
         m.put("tls", tls.enabled() + "  # clients connect with TLS (and, with tls.trust.store, present a"
@@ -481,12 +517,18 @@ public record OracleConfig(
         m.put("tls.trust.store", tls.trustStore() + "  # certificates of the clients (or their CAs) accepted;"
                 + " empty: no client certificate asked for");
         m.put("tls.trust.store.password.file", tls.trustStorePasswordFile() + "  # file holding its password");
+        m.put("tls.identity", identities.certificateField().key() + "  # what names a client with a certificate:"
+                + " cn (the subject's common name), dn (the subject), san.dns or san.uri (its first such alternative"
+                + " name); the identity its limits count and admin.identities grant");
         m.put("tls.protocols", String.join(",", tls.protocols()) + "  # TLS versions allowed (TLSv1.3, TLSv1.2)");
         m.put("client.secret.file", clientSecretFile + "  # file holding the secret every client must prove"
                 + " before its first request (a shared-secret alternative to client certificates); empty: none");
         m.put("admin.secret.file", adminSecretFile + "  # file holding the secret that gives a connection the admin"
                 + " role (the sweeper's: abort any transaction, report clean-up of dead clients' transactions and"
                 + " aborted ranges); empty: no connection can be admin");
+        m.put("admin.identities", identities.adminIdentitiesSetting() + "  # client certificate identities"
+                + " (tls.identity) given the admin role without the admin secret, comma-separated (semicolons with"
+                + " tls.identity=dn); needs tls.trust.store; empty: none");
         m.put("handshake.timeout.ms", handshakeTimeoutMillis + "  # a connection that has not sent its handshake"
                 + " this long after it was accepted gets an error and is closed");
         m.put("idle.timeout.ms", idleTimeoutMillis + "  # a client connection that sent nothing this long and holds no"
@@ -518,9 +560,9 @@ public record OracleConfig(
                 + " database as it was up to this long ago (tm.beginAt); garbage collection keeps what they read"
                 + " (0 = no reads of the past)");
         m.put("history.interval.ms", history.intervalMillis() + "  # at most one point of the past recorded per"
-                + " interval while commits arrive; a read at a time between two points reads at the earlier one");
-        m.put("history.max.bytes", history.maxBytes() + "  # memory the points of the past may take (8 bytes per"
-                + " transaction running at each point); beyond it the oldest are dropped");
+                + " interval while commits arrive; between points each commit is logged (24 bytes)");
+        m.put("history.max.bytes", history.maxBytes() + "  # memory the history may take (8 bytes per transaction"
+                + " running at each point, 24 per commit); beyond it the oldest points are dropped");
         m.put("sequencer.inline", inlineSequencer + "  # with io.threads=1, decide on the I/O thread (no hand-off)");
         m.put("journal", journal.key() + "  # memory (decisions lost on exit) or bookkeeper (journal.* settings,"
                 + " recovery at startup)");

@@ -75,6 +75,9 @@ public final class OracleServer implements AutoCloseable {
     private final Set<ClientSession> sessions = ConcurrentHashMap.newKeySet();
     /** Connections admitted under max.connections and not closed yet (I/O threads admit concurrently). */
     private final AtomicInteger admitted = new AtomicInteger();
+    private final IdentityConnections identityConnections;
+    private final IdentityRefusals identityRefusals = new IdentityRefusals();
+    private final CertificateIdentity certificateIdentity;
     private final AtomicLong refusedConnections = new AtomicLong();
     /** When a refused connection was last logged, so that a flood of them does not flood the log. */
     private final AtomicLong refusalLoggedNanos = new AtomicLong(System.nanoTime() - REFUSAL_LOG_INTERVAL_NANOS);
@@ -102,6 +105,8 @@ public final class OracleServer implements AutoCloseable {
         this.config = config;
         this.journal = journal;
         this.state = state;
+        this.identityConnections = new IdentityConnections(config.connectionsPerIdentity());
+        this.certificateIdentity = new CertificateIdentity(config.identities().certificateField());
         this.metrics = new OracleMetrics(() -> onOwner(this::ownMetricsSnapshot, "metrics"), this);
         // Bound first: a taken port then stops the start before anything else holds a thread or a socket.
         try {
@@ -403,6 +408,21 @@ public final class OracleServer implements AutoCloseable {
     /** TLS on the port, or null. */
     ServerTls tls() {
         return tls;
+    }
+
+    /** Reads a client certificate's identity as {@code tls.identity} says. */
+    CertificateIdentity certificateIdentity() {
+        return certificateIdentity;
+    }
+
+    /** The open connections of each identity, under max.connections.per.identity. */
+    IdentityConnections identityConnections() {
+        return identityConnections;
+    }
+
+    /** Tells and logs why a connection beyond max.connections.per.identity is refused. */
+    IdentityRefusals identityRefusals() {
+        return identityRefusals;
     }
 
     Sequencer sequencer() {

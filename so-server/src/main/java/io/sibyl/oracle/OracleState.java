@@ -52,6 +52,11 @@ public final class OracleState {
      * each is in every replica and every HELLO, so the set is bounded; the sweep frees it.
      */
     public static final long ABORTED_SET_FULL = -103;
+    /**
+     * Result of {@link #begin} when the connections of the owner's identity together hold
+     * {@code max.running.transactions.per.identity} running transactions: that client is refused, others are not.
+     */
+    public static final long IDENTITY_OVERLOADED = -104;
 
     private final ConflictTable conflicts;
     private final RecentCommits commits;
@@ -176,7 +181,8 @@ public final class OracleState {
         }
         conflicts = new ConflictTable(config.conflictTableRows());
         commits = new RecentCommits(config.recentCommitsCapacity());
-        running = new RunningTransactions(config.maxRunningTransactions(), config.runningTransactionsPerConnection());
+        running = new RunningTransactions(config.maxRunningTransactions(), config.runningTransactionsPerConnection(),
+                config.runningTransactionsPerIdentity());
         this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
         // A read of the past lasts at most transaction.max.age.ms (an hour without one): its point is kept as long.
@@ -298,6 +304,10 @@ public final class OracleState {
         if (running.ownerAtLimit(owner)) {
             refusedBegins++;
             return OWNER_OVERLOADED;
+        }
+        if (running.identityAtLimit(owner)) {
+            refusedBegins++;
+            return IDENTITY_OVERLOADED;
         }
         if (running.isFull()) {
             refusedBegins++;
@@ -472,10 +482,21 @@ public final class OracleState {
      * {@link #mayReportCleanedUp}). Called before the owner's first request.
      */
     public void connect(int owner, long identity) {
+        connect(owner, identity, 0);
+    }
+
+    /**
+     * As {@link #connect(int, long)}, the owner's running transactions also counted with those of the other owners of
+     * {@code limitKey} (positive; 0: not counted) under {@code max.running.transactions.per.identity}.
+     */
+    public void connect(int owner, long identity, long limitKey) {
         if (identity == AbortedTransactions.NOBODY || identity == Long.MIN_VALUE) {
             throw new IllegalArgumentException("reserved identity " + identity);
         }
         identities.put(owner + 1L, identity);
+        if (limitKey > 0) {
+            running.identify(owner, limitKey);
+        }
     }
 
     private long identityOf(int owner) {
@@ -535,6 +556,7 @@ public final class OracleState {
         long abortsBefore = abortCount;
         long oldest = running.finishAllOf(owner, recordAbort);
         identities.remove(owner + 1L);
+        running.forgetOwner(owner);
         disconnectAborts += abortCount - abortsBefore;
         if (oldest != Long.MAX_VALUE) {
             holds.hold(oldest, nanoClock.getAsLong());
@@ -775,6 +797,16 @@ public final class OracleState {
     /** Running transactions one owner may hold. */
     public int maxRunningPerOwner() {
         return running.capacityPerOwner();
+    }
+
+    /** Transactions the connections of {@code owner}'s identity started and have not finished (-1: not counted). */
+    public long runningCountOfIdentityOf(int owner) {
+        return running.liveOfIdentityOf(owner);
+    }
+
+    /** Running transactions the connections of one identity may hold together. */
+    public int maxRunningPerIdentity() {
+        return running.capacityPerIdentity();
     }
 
     /** Calls {@code sink} with each transaction started and not finished, oldest first, until it returns false. */

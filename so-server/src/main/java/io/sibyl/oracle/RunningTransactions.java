@@ -31,10 +31,8 @@ public final class RunningTransactions {
     private final byte[] states;
     private final int mask;
     private final int maxLive;
-    /** Running transactions one owner (connection) may hold; at or above maxLive nothing is counted per owner. */
-    private final int maxPerOwner;
-    /** Live transactions per owner (key: owner + 1, as 0 marks a free slot), or null when there is no quota. */
-    private final LongLongHashMap perOwner;
+    /** The caps per owner (connection) and per identity, and the counts they are checked against. */
+    private final RunningQuotas quotas;
     private int live;
     private long head;
     private long tail;
@@ -53,12 +51,18 @@ public final class RunningTransactions {
      * @param maxPerOwner maximum number of them one owner may hold ({@link #ownerAtLimit})
      */
     public RunningTransactions(int maxLive, int maxPerOwner) {
-        if (maxPerOwner < 1) {
-            throw new IllegalArgumentException("per-owner limit " + maxPerOwner);
-        }
+        this(maxLive, maxPerOwner, maxLive);
+    }
+
+    /**
+     * @param maxLive        maximum number of running transactions
+     * @param maxPerOwner    maximum number of them one owner may hold ({@link #ownerAtLimit})
+     * @param maxPerIdentity maximum number of them the owners of one identity may hold together
+     *                       ({@link #identityAtLimit}; owners are given their identity by {@link #identify})
+     */
+    public RunningTransactions(int maxLive, int maxPerOwner, int maxPerIdentity) {
         this.maxLive = maxLive;
-        this.maxPerOwner = maxPerOwner;
-        perOwner = maxPerOwner < maxLive ? new LongLongHashMap(64) : null;
+        this.quotas = new RunningQuotas(maxLive, maxPerOwner, maxPerIdentity);
         int size = Integer.highestOneBit(Math.max(2, maxLive) * 2 - 1) << 1;
         startTs = new long[size];
         owners = new int[size];
@@ -88,12 +92,38 @@ public final class RunningTransactions {
 
     /** Maximum number of running transactions one owner may hold. */
     public int capacityPerOwner() {
-        return Math.min(maxPerOwner, maxLive);
+        return quotas.perOwner();
+    }
+
+    /** Maximum number of running transactions the owners of one identity may hold together. */
+    public int capacityPerIdentity() {
+        return quotas.perIdentity();
+    }
+
+    /** {@code owner} is a connection of the identity {@code identityKey} (positive) until it is lost. */
+    public void identify(int owner, long identityKey) {
+        quotas.identify(owner, identityKey);
+    }
+
+    /** {@code owner} is gone (after {@link #finishAllOf}): its identity is forgotten. */
+    public void forgetOwner(int owner) {
+        quotas.forget(owner);
+    }
+
+    /** True if the owners of {@code owner}'s identity hold as many running transactions as one identity may. */
+    public boolean identityAtLimit(int owner) {
+        return quotas.identityAtLimit(owner);
+    }
+
+    /** Running transactions of {@code owner}'s identity (all its owners), or -1 when they are not counted. */
+    public long liveOfIdentityOf(int owner) {
+        return quotas.heldByIdentityOf(owner);
     }
 
     /** Transactions {@code owner} started and has not finished (including those T_max or others aborted). */
     public int liveOf(int owner) {
-        if (perOwner == null) {
+        long counted = quotas.heldBy(owner);
+        if (counted < 0) {
             int n = 0;
             for (long index = head; index < tail; index++) {
                 int i = (int) (index & mask);
@@ -101,46 +131,23 @@ public final class RunningTransactions {
             }
             return n;
         }
-        return (int) perOwner.get(ownerKey(owner), 0);
+        return (int) counted;
     }
 
     /** True if {@code owner} holds as many running transactions as one owner may: it may add no more. */
     public boolean ownerAtLimit(int owner) {
-        return perOwner != null && perOwner.get(ownerKey(owner), 0) >= maxPerOwner;
-    }
-
-    private static long ownerKey(int owner) {
-        return (owner & 0xFFFF_FFFFL) + 1;
-    }
-
-    /** One of {@code owner}'s transactions finished: its place under the owner's quota is free again. */
-    private void ownerFinishedOne(int owner) {
-        if (perOwner == null) {
-            return;
-        }
-        long key = ownerKey(owner);
-        long n = perOwner.get(key, 0) - 1;
-        if (n == 0) {
-            perOwner.remove(key); // connections come and go: keep only those holding transactions
-        } else {
-            perOwner.put(key, n);
-        }
+        return quotas.ownerAtLimit(owner);
     }
 
     /**
      * Adds a transaction; its start timestamp must exceed every one added before. Must not be {@link #isFull()}, nor
-     * {@link #ownerAtLimit} for {@code owner}.
+     * {@link #ownerAtLimit} or {@link #identityAtLimit} for {@code owner}.
      */
     public void add(long ts, int owner) {
         if (isFull()) {
             throw new IllegalStateException("running transaction limit of " + maxLive + " reached");
         }
-        // One lookup of the owner's count serves both the check and the update: this runs for every BEGIN.
-        long held = perOwner == null ? 0 : perOwner.get(ownerKey(owner), 0);
-        if (held >= maxPerOwner) {
-            throw new IllegalStateException("running transaction limit of " + maxPerOwner + " for owner " + owner
-                    + " reached");
-        }
+        quotas.added(owner);
         if (tail - head == startTs.length) {
             compact();
         }
@@ -150,9 +157,6 @@ public final class RunningTransactions {
         states[i] = (byte) RUNNING;
         tail++;
         live++;
-        if (perOwner != null) {
-            perOwner.put(ownerKey(owner), held + 1);
-        }
     }
 
     /** Squeezes finished entries out of the ring, keeping start order. */
@@ -188,7 +192,7 @@ public final class RunningTransactions {
         states[i] = DONE;
         live--;
         lastFinishedOwner = owners[i];
-        ownerFinishedOne(owners[i]);
+        quotas.finished(owners[i], 1);
         compactHead();
         return state;
     }
@@ -292,6 +296,7 @@ public final class RunningTransactions {
     /** As {@link #finishAllOf(int, TimestampSink)}, telling each transaction's owner. */
     public long finishAllOf(int owner, AbortSink aborted) {
         long oldest = Long.MAX_VALUE;
+        int finished = 0;
         for (long index = head; index < tail; index++) {
             int i = (int) (index & mask);
             if (owners[i] == owner && states[i] != DONE) {
@@ -301,11 +306,10 @@ public final class RunningTransactions {
                 oldest = Math.min(oldest, startTs[i]);
                 states[i] = DONE;
                 live--;
+                finished++;
             }
         }
-        if (perOwner != null) {
-            perOwner.remove(ownerKey(owner));
-        }
+        quotas.finished(owner, finished);
         compactHead();
         return oldest;
     }
@@ -332,7 +336,7 @@ public final class RunningTransactions {
                 }
                 states[i] = DONE;
                 live--;
-                ownerFinishedOne(owners[i]);
+                quotas.finished(owners[i], 1);
                 finished++;
             }
         }

@@ -77,6 +77,8 @@ final class Sequencer implements Runnable {
     private final byte[] clientSecret;
     /** Answers the admin's status and running-transaction requests. */
     private final AdminRequests adminRequests;
+    /** Refuses BEGINs beyond max.running.transactions.per.identity, logging each identity once a minute. */
+    private final IdentityRefusals identityRefusals = new IdentityRefusals();
 
     /**
      * {@code inlineOwner}: in inline mode, the single I/O thread's executor (it owns the state); null otherwise.
@@ -240,7 +242,7 @@ final class Sequencer implements Runnable {
     }
 
     private void hello(ClientSession session) {
-        state.connect(session.id, session.identity);
+        state.connect(session.id, session.identity.token(), session.identity.limitKey());
         handshakes++;
         session.startCursor = log.tail();
         handshakeCursorUsers++;
@@ -248,7 +250,9 @@ final class Sequencer implements Runnable {
         out.writeByte(Wire.HELLO);
         out.writeShort(Wire.VERSION);
         out.writeBytes(session.nonce);
-        out.writeByte(clientSecret != null ? 1 : 0); // the client must AUTHENTICATE before its first request
+        // The client must AUTHENTICATE before its first request; its certificate may have given it the admin role.
+        out.writeByte((clientSecret != null ? Wire.HELLO_CLIENT_SECRET_REQUIRED : 0)
+                | (session.admin ? Wire.HELLO_ADMIN : 0));
         Varints.writeUnsigned(out, state.clock() + 1);
         Varints.writeUnsigned(out, state.tMax());
         Varints.writeUnsigned(out, config.maxWriteSetRows());
@@ -289,6 +293,9 @@ final class Sequencer implements Runnable {
                                 + state.runningCountOf(session.id) + " transactions running, its limit"
                                 + " (max.running.transactions.per.connection=" + state.maxRunningPerOwner() + "):"
                                 + " finish or roll back its open transactions, or raise the limit on the oracle");
+                    } else if (ts == OracleState.IDENTITY_OVERLOADED) {
+                        identityRefusals.refuseBegin(session, id, state.runningCountOfIdentityOf(session.id),
+                                state.maxRunningPerIdentity(), out);
                     } else if (ts == OracleState.ABORTED_SET_FULL) {
                         if (!session.warnedQuota) {
                             session.warnedQuota = true;
@@ -319,7 +326,7 @@ final class Sequencer implements Runnable {
                 case Wire.ABORT -> abort(session, id, Varints.readUnsigned(in));
                 case Wire.CLEANED_UP -> {
                     long ts = Varints.readUnsigned(in);
-                    if (session.admin || state.mayReportCleanedUp(ts, session.identity)) {
+                    if (session.admin || state.mayReportCleanedUp(ts, session.identity.token())) {
                         state.cleanedUp(ts);
                         ack(session, id);
                     } else {
@@ -554,7 +561,7 @@ final class Sequencer implements Runnable {
     private void abort(ClientSession session, long id, long ts) {
         if (!state.begunByAnother(ts, session.id)) {
             state.abort(ts);
-        } else if (session.admin || state.isClientOf(ts, session.identity)) {
+        } else if (session.admin || state.isClientOf(ts, session.identity.token())) {
             state.abortForOwner(ts); // decided now, but still held under the watermark for its owner
         } else {
             forbidden(session, id, "transaction " + ts + " was begun by another client: only that client, or the"

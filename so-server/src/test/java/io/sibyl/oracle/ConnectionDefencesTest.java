@@ -219,7 +219,7 @@ class ConnectionDefencesTest {
         }
     }
 
-    private static void awaitConnections(OracleServer server, int expected) throws InterruptedException {
+    static void awaitConnections(OracleServer server, int expected) throws InterruptedException {
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (server.connections() != expected) {
             if (System.nanoTime() > deadline) {
@@ -229,19 +229,19 @@ class ConnectionDefencesTest {
         }
     }
 
-    private static Msg begin(WireSocket s, long id) throws Exception {
+    static Msg begin(WireSocket s, long id) throws Exception {
         s.send(ForeignTransactionRequestsTest.request(Wire.BEGIN, id));
         return reply(s, id);
     }
 
-    private static ByteBuf commit(long id, long start) {
+    static ByteBuf commit(long id, long start) {
         ByteBuf b = ForeignTransactionRequestsTest.request(Wire.COMMIT, id, start, 1);
         b.writeLong(start); // a row of its own: no conflicts between these transactions
         return b;
     }
 
     /** The reply to {@code id}, ERROR included. */
-    private static Msg reply(WireSocket s, long id) throws Exception {
+    static Msg reply(WireSocket s, long id) throws Exception {
         while (true) {
             for (Msg m : s.readFrameForTest()) {
                 if (m.id() == id && m.type() != Wire.DELTA && m.type() != Wire.HELLO) {

@@ -281,6 +281,32 @@ class RunningTransactionsTest {
         assertEquals(0, running.live());
     }
 
+    /**
+     * The connections of one identity share its cap: what one connection holds counts against the others, and a lost
+     * connection's transactions (finished all at once) give their places back to the identity.
+     */
+    @Test
+    void theOwnersOfOneIdentityShareItsCapAndALostOwnerGivesItsPlacesBack() {
+        RunningTransactions running = new RunningTransactions(16, 8, 3);
+        running.identify(1, 77);
+        running.identify(2, 77);
+        running.identify(3, 78);
+        running.add(10, 1);
+        running.add(11, 1);
+        running.add(12, 2);
+        assertTrue(running.identityAtLimit(1) && running.identityAtLimit(2), "3 of 3 held by the identity");
+        assertThrows(IllegalStateException.class, () -> running.add(13, 2));
+        assertFalse(running.identityAtLimit(3), "another identity is not held back");
+        running.add(14, 3);
+        running.finishAllOf(1, ts -> { });
+        running.forgetOwner(1);
+        assertEquals(1, running.liveOfIdentityOf(2), "the lost owner's two places are free again");
+        running.add(15, 2);
+        running.finish(12);
+        assertEquals(1, running.liveOfIdentityOf(2));
+        assertEquals(-1, running.liveOfIdentityOf(1), "a forgotten owner counts for no identity");
+    }
+
     @Test
     void finishAllOfGivesTheDeadOwnersPlacesBack() {
         RunningTransactions running = new RunningTransactions(3);

@@ -23,6 +23,7 @@ import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
 import io.sibyl.protocol.AbortedRange;
+import io.sibyl.protocol.Arguments;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.ProtocolException;
 import io.sibyl.protocol.SecretProof;
@@ -99,13 +100,16 @@ public final class OracleClient implements AutoCloseable {
 
     /** Random bytes of the oracle's HELLO, which an admin proof is computed over. */
     private volatile byte[] helloNonce;
-    /** The oracle accepted this connection's admin proof. */
+    /** The oracle accepted this connection's admin proof, or gave it the admin role for its certificate. */
     private volatile boolean admin;
     /** This client proves a client secret after the HELLO. */
     private final boolean provesClientSecret;
 
     private OracleClient(String host, int port, EventLoopGroup sharedGroup, long connectTimeoutMillis,
                          OracleCredentials credentials) throws InterruptedException {
+        Arguments.required(host, "oracle host", "pass the oracle's host name or address, e.g. \"localhost\"");
+        Arguments.required(credentials, "credentials", "pass OracleCredentials.newClient(), or"
+                + " TransactionManager.oracleCredentials(conf) for a configuration's");
         this.address = host + ":" + port;
         this.provesClientSecret = credentials.clientSecret() != null || credentials.isAdmin();
         boolean epoll = Epoll.isAvailable();
@@ -261,6 +265,7 @@ public final class OracleClient implements AutoCloseable {
      * {@link TransactionAbortedException}. An empty write set is a read-only finish and completes at once.
      */
     public CompletableFuture<Long> commit(long startTs, long[] rowIds) {
+        Arguments.required(rowIds, "row ids", "pass the transaction's row ids (RowIds), an empty array when it wrote nothing");
         if (rowIds.length == 0) {
             finish(startTs);
             return CompletableFuture.completedFuture(startTs);
@@ -274,6 +279,11 @@ public final class OracleClient implements AutoCloseable {
      * granules of the rows written, so that serializable readers of those ranges see this commit).
      */
     public CompletableFuture<Long> commit(long startTs, long[] rowIds, long[] reads, long[] granulesWritten) {
+        Arguments.required(rowIds, "row ids", "pass the transaction's row ids (RowIds), an empty array when it wrote nothing");
+        Arguments.required(reads, "reads", "pass the row ids and range granules read (ReadCertification), an empty"
+                + " array when there are none");
+        Arguments.required(granulesWritten, "granules written", "pass the range granules of the rows written, an"
+                + " empty array when there are none");
         if (rowIds.length == 0) {
             finish(startTs); // read-only: serializable at its snapshot, nothing to certify
             return CompletableFuture.completedFuture(startTs);
@@ -291,6 +301,8 @@ public final class OracleClient implements AutoCloseable {
      * then.
      */
     public CompletableFuture<Long> ticket(long[] rowIds, long[] granules) {
+        Arguments.required(rowIds, "row ids", "pass the row ids the single-row commit writes (RowIds)");
+        Arguments.required(granules, "granules", "pass the range granules of those rows, an empty array for none");
         Request r = new Request(Wire.TICKET, 0, rowIds);
         r.granules = granules;
         return submit(r);
@@ -311,6 +323,7 @@ public final class OracleClient implements AutoCloseable {
      * the data store were deleted (the abort sweeper), so that the oracle can forget the range.
      */
     public CompletableFuture<Void> rangeCleanedUp(AbortedRange range) {
+        Arguments.required(range, "aborted range", "pass a range of the oracle's HELLO (CommitReplica.abortedRanges())");
         return submit(new Request(Wire.RANGE_CLEANED_UP, range.from(), new long[] {range.to()}));
     }
 
@@ -738,7 +751,11 @@ public final class OracleClient implements AutoCloseable {
             byte[] nonce = new byte[Wire.NONCE_BYTES];
             in.readBytes(nonce);
             helloNonce = nonce;
-            if (in.readByte() != 0 && !provesClientSecret) {
+            byte flags = in.readByte();
+            if ((flags & Wire.HELLO_ADMIN) != 0) {
+                admin = true; // its certificate gave this connection the admin role (the oracle's admin.identities)
+            }
+            if ((flags & Wire.HELLO_CLIENT_SECRET_REQUIRED) != 0 && !provesClientSecret) {
                 hello.completeExceptionally(new OracleException(Wire.ERR_FORBIDDEN, "the oracle at " + address
                         + " serves only clients that prove its client secret (its client.secret.file): set"
                         + " sibyl.client.secret.file to the same secret (docs/operations.md, Security)"));

@@ -1,6 +1,7 @@
 package io.sibyl.client.oracle;
 
 import io.netty.handler.ssl.SslContext;
+import io.sibyl.protocol.Arguments;
 import io.sibyl.protocol.TlsSettings;
 
 import java.security.SecureRandom;
@@ -36,7 +37,9 @@ public final class OracleCredentials {
 
     /** A new client identity that proves {@code adminSecret} (the oracle's {@code admin.secret.file}) on connecting. */
     public static OracleCredentials newAdmin(byte[] adminSecret) {
-        if (adminSecret == null || adminSecret.length == 0) {
+        Arguments.required(adminSecret, "admin secret", "pass the oracle's admin secret, e.g."
+                + " SecretProof.readSecret(path, \"sibyl.client.admin.secret.file\")");
+        if (adminSecret.length == 0) {
             throw new IllegalArgumentException("an admin secret is required");
         }
         return new OracleCredentials(randomToken(), adminSecret.clone(), null,
@@ -49,11 +52,15 @@ public final class OracleCredentials {
      * @throws IllegalArgumentException naming the setting when a store cannot be read
      */
     public OracleCredentials withTls(TlsSettings settings) {
+        Arguments.required(settings, "TLS settings", "pass TlsSettings.disabled(\"sibyl.client.tls.\") for"
+                + " plaintext");
         return new OracleCredentials(identityToken, adminSecret, clientSecret, settings);
     }
 
     /** The same client, proving {@code secret} (the oracle's {@code client.secret.file}) on every connection. */
     public OracleCredentials withClientSecret(byte[] secret) {
+        Arguments.required(secret, "client secret", "pass the oracle's client secret, e.g."
+                + " SecretProof.readSecret(path, \"sibyl.client.secret.file\")");
         return new OracleCredentials(identityToken, adminSecret, secret.clone(), tlsSettings);
     }
 

@@ -1,5 +1,6 @@
 package io.sibyl.client.oracle;
 
+import io.sibyl.protocol.Arguments;
 import io.sibyl.protocol.DigestCredentials;
 import io.sibyl.protocol.LeaderRecord;
 import org.apache.zookeeper.AddWatchMode;
@@ -69,6 +70,9 @@ public final class ZooKeeperOracleLocator implements OracleLocator {
      */
     public ZooKeeperOracleLocator(String connect, String path, int sessionTimeoutMillis, DigestCredentials credentials)
             throws IOException {
+        Arguments.required(connect, "ZooKeeper connect string", "pass the ensemble's host:port list, e.g."
+                + " \"zk1:2181,zk2:2181\" (sibyl.oracle.zk.connect)");
+        Arguments.required(path, "leader znode", "pass the oracles' leader znode, e.g. \"/sibyl/oracle/leader\"");
         if (!path.startsWith("/") || path.endsWith("/")) {
             throw new IllegalArgumentException("the leader znode '" + path + "' must be an absolute ZooKeeper path"
                     + " such as /sibyl/oracle/leader");

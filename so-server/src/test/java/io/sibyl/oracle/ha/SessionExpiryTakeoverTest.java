@@ -52,7 +52,8 @@ class SessionExpiryTakeoverTest {
                 new HaSettings(true, "127.0.0.1", 2), 0, d.handshakeTimeoutMillis(), d.maxConnections(),
                 d.maxRunningTransactionsPerConnection(), "", 1 << 17,
                 io.sibyl.protocol.TlsSettings.disabled("tls."), "", 600_000, OracleConfig.METRICS_OFF,
-                io.sibyl.oracle.RangeSweepSettings.defaults(), io.sibyl.oracle.HistorySettings.defaults());
+                io.sibyl.oracle.RangeSweepSettings.defaults(),
+                io.sibyl.oracle.IdentitySettings.defaults(), io.sibyl.oracle.HistorySettings.defaults());
     }
 
     @Test
