@@ -54,6 +54,9 @@ final class AdminRequests {
         figures.put("commits", state.commits());
         figures.put("aborts", state.aborts());
         figures.put("connections", (long) connections.get().size());
+        long[] history = state.historyFigures();
+        figures.put("history.points", history[0]);
+        figures.put("history.bytes", history[1]);
         figures.putAll(rangeSweep.get());
         AdminReplies.writeStatus(out, id, figures);
     }
