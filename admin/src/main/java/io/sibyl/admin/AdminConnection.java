@@ -46,7 +46,8 @@ final class AdminConnection implements AutoCloseable {
 
     /**
      * Connects to the oracle at {@code host:port}, handshakes and proves {@code adminSecret} (the oracle's
-     * {@code admin.secret.file}).
+     * {@code admin.secret.file}), unless the oracle gave the connection's client certificate the admin role ({@code
+     * adminSecret} may then be null).
      *
      * @throws CliException saying what failed and what to check
      */
@@ -111,6 +112,7 @@ final class AdminConnection implements AutoCloseable {
         ByteBuf hs = Unpooled.buffer().writeInt(Wire.MAGIC).writeShort(Wire.VERSION);
         send(hs);
         byte[] nonce = null;
+        int flags = 0;
         while (nonce == null) {
             ByteBuf frame = readFrame();
             if (!frame.isReadable()) {
@@ -129,7 +131,15 @@ final class AdminConnection implements AutoCloseable {
                         + " CLI " + Wire.VERSION + ": use the bin/sibyl of the oracle's release");
             }
             nonce = new byte[Wire.NONCE_BYTES];
-            frame.readBytes(nonce); // the rest (T_max, aborted set, a DELTA) is for replicas
+            frame.readBytes(nonce);
+            flags = frame.readByte(); // the rest (T_max, aborted set, a DELTA) is for replicas
+        }
+        if ((flags & Wire.HELLO_ADMIN) != 0) {
+            return; // the oracle gave this connection's certificate the admin role (its admin.identities)
+        }
+        if (adminSecret == null) {
+            throw new CliException("the oracle at " + address + " does not give this client certificate the admin"
+                    + " role: add its identity to the oracle's admin.identities, or give --admin-secret-file=FILE");
         }
         ByteBuf auth = Unpooled.buffer().writeByte(Wire.AUTHENTICATE);
         long id = nextId++;

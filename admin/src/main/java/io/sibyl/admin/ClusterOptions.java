@@ -101,12 +101,26 @@ final class ClusterOptions {
         return adminSecretFile == null ? null : SecretProof.readSecret(adminSecretFile, "--admin-secret-file");
     }
 
-    /** The admin secret; the command that needs it says so when it is missing. */
+    /**
+     * True when the CLI connects with a client certificate (mutual TLS), which the oracle may give the admin role
+     * (its {@code admin.identities}) without the admin secret.
+     */
+    boolean hasClientCertificate() {
+        TlsSettings tls = tls();
+        return tls.enabled() && !tls.keyStore().isEmpty();
+    }
+
+    /**
+     * The admin secret, or null when a client certificate may stand in for it; the command that needs it says so when
+     * neither is given.
+     */
     byte[] adminSecret(String command) {
         byte[] secret = adminSecretOrNull();
-        if (secret == null) {
+        if (secret == null && !hasClientCertificate()) {
             throw new CliException("'" + command + "' needs the admin role: give --admin-secret-file=FILE (the same"
-                    + " secret as the oracle's admin.secret.file) or set SIBYL_ADMIN_SECRET_FILE", CliException.USAGE);
+                    + " secret as the oracle's admin.secret.file) or set SIBYL_ADMIN_SECRET_FILE, or connect with a"
+                    + " client certificate the oracle's admin.identities names (-D sibyl.client.tls.key.store=...)",
+                    CliException.USAGE);
         }
         return secret;
     }

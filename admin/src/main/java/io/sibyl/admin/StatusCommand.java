@@ -56,7 +56,7 @@ final class StatusCommand implements Callable<Integer> {
             port = Integer.parseInt(hostPort[1]);
         }
         byte[] secret = cluster.adminSecretOrNull();
-        if (secret == null) {
+        if (secret == null && !cluster.hasClientCertificate()) {
             out.println("oracle " + host + ":" + port + ": give --admin-secret-file=FILE (the oracle's"
                     + " admin.secret.file) to see T_max, the low watermark, set sizes and connections");
             return 0;
