@@ -339,9 +339,14 @@ public record OracleConfig(
                 idleTimeoutMillis, metricsHttpPort, rangeSweep, settings, history);
     }
 
-    /** Running transactions one identity (every connection of one client) may hold. */
+    /**
+     * Running transactions one identity (every connection of one client) may hold. By default never fewer than one
+     * connection may hold: a quota raised per connection is not taken back per identity.
+     */
     public int runningTransactionsPerIdentity() {
-        return identities.runningTransactionsPerIdentity(maxRunningTransactions);
+        int perIdentity = identities.runningTransactionsPerIdentity(maxRunningTransactions);
+        return identities.maxRunningTransactionsPerIdentity() == 0
+                ? Math.max(perIdentity, runningTransactionsPerConnection()) : perIdentity;
     }
 
     /** Connections one identity may hold open. */
@@ -497,7 +502,7 @@ public record OracleConfig(
                 + " are not");
         m.put("max.running.transactions.per.identity", identities.maxRunningTransactionsPerIdentity() + "  # running"
                 + " transactions one identity (a client certificate's, or a client's token: all its connections"
-                + " together) may hold (0 = half of max.running.transactions, now " + runningTransactionsPerIdentity()
+                + " together) may hold (0 = half of max.running.transactions, at least the per-connection limit, now " + runningTransactionsPerIdentity()
                 + "); its begins beyond it are refused, other identities' are not");
         m.put("max.write.set.rows", maxWriteSetRows + "  # largest write set one commit may carry");
         m.put("max.frame.bytes", maxFrameBytes + "  # largest frame a client may send");
