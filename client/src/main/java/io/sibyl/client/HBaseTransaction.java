@@ -58,13 +58,14 @@ final class HBaseTransaction implements Transaction {
 
     /**
      * A transaction that reads the state at {@code point}'s bound, which {@code begunOn} answered to a history query
-     * sent at {@code sentNanos}; its start timestamp is the bound, the newest version it may read.
+     * sent at {@code sentNanos}, registered with its replica as {@code pastReaderToken}; its start timestamp is the
+     * bound, the newest version it may read.
      */
     static HBaseTransaction past(TransactionManager manager, OracleClient begunOn, HistoryPoint point,
-                                 long sentNanos) {
+                                 long pastReaderToken, long sentNanos) {
         return new HBaseTransaction(manager, TransactionKind.PAST, point.bound(),
                 tx -> SnapshotView.past(tx, begunOn, manager.connection(), manager.settings().oracleTimeoutMillis(),
-                        point, sentNanos));
+                        point, pastReaderToken, sentNanos));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.sibyl.client;
 
+import io.sibyl.client.oracle.CommitReplica;
 import io.sibyl.client.oracle.HistoryPoint;
 import io.sibyl.client.oracle.LocalSnapshots;
 import io.sibyl.client.oracle.OracleClient;
@@ -45,11 +46,6 @@ final class SnapshotView {
         PAST
     }
 
-    /**
-     * Longest a read of the past lasts when the oracle sets no transaction.max.age.ms: the oracle keeps its point
-     * (and with it what garbage collection spares) this long past the retention.
-     */
-    static final long PAST_READ_MAX_NANOS = 3_600_000_000_000L;
 
     /**
      * A batch of writes is sent only with at least this long left in the read window (less if the window is shorter
@@ -70,6 +66,8 @@ final class SnapshotView {
     private final LocalSnapshots.Lease lease;
     /** {@link Mode#PAST}: where it reads; null for the other modes. */
     private final HistoryPoint point;
+    /** {@link Mode#PAST}: its registration with the replica ({@link CommitReplica#pastReaderBegins}). */
+    private final long pastReaderToken;
     /** The age at which the transaction ends (nanoseconds; 0: none). */
     private final long maxAgeNanos;
     private final long oracleTimeoutMillis;
@@ -93,36 +91,36 @@ final class SnapshotView {
     SnapshotView(Transaction tx, OracleClient begunOn, OracleConnection oracle, long oracleTimeoutMillis,
                  long beginSentNanos) {
         this(tx, begunOn, oracle, oracleTimeoutMillis, beginSentNanos, Mode.AT_START, tx.getStartTimestamp(), null,
-                null);
+                null, 0);
     }
 
     /**
      * The state at {@code point}'s bound, which the oracle answered on {@code begunOn} to a history query sent at
-     * {@code sentNanos}; the caller registered a read of the past with its replica.
+     * {@code sentNanos}; the caller registered a read of the past with its replica as {@code pastReaderToken}.
      */
     static SnapshotView past(Transaction tx, OracleClient begunOn, OracleConnection oracle, long oracleTimeoutMillis,
-                             HistoryPoint point, long sentNanos) {
+                             HistoryPoint point, long pastReaderToken, long sentNanos) {
         return new SnapshotView(tx, begunOn, oracle, oracleTimeoutMillis, sentNanos, Mode.PAST, point.bound() + 1,
-                null, point);
+                null, point, pastReaderToken);
     }
 
     /** The snapshot {@code lease} took from the replica of {@code begunOn} (the start timestamp of {@code tx}). */
     static SnapshotView fromReplica(Transaction tx, OracleClient begunOn, OracleConnection oracle,
                                     long oracleTimeoutMillis, LocalSnapshots.Lease lease) {
         return new SnapshotView(tx, begunOn, oracle, oracleTimeoutMillis, lease.heldSinceNanos(), Mode.FROM_REPLICA,
-                lease.snapshotTs() + 1, lease, null);
+                lease.snapshotTs() + 1, lease, null, 0);
     }
 
     /** The latest committed state, for one row read now. */
     static SnapshotView latest(Transaction tx, OracleClient begunOn, OracleConnection oracle,
                                long oracleTimeoutMillis) {
         return new SnapshotView(tx, begunOn, oracle, oracleTimeoutMillis, System.nanoTime(), Mode.LATEST,
-                Long.MAX_VALUE, null, null);
+                Long.MAX_VALUE, null, null, 0);
     }
 
     private SnapshotView(Transaction tx, OracleClient begunOn, OracleConnection oracle, long oracleTimeoutMillis,
                          long beginSentNanos, Mode mode, long readerTs, LocalSnapshots.Lease lease,
-                         HistoryPoint point) {
+                         HistoryPoint point, long pastReaderToken) {
         this.tx = tx;
         this.begunOn = begunOn;
         this.oracle = oracle;
@@ -131,13 +129,14 @@ final class SnapshotView {
         this.readerTs = readerTs;
         this.lease = lease;
         this.point = point;
+        this.pastReaderToken = pastReaderToken;
         this.oracleTimeoutMillis = oracleTimeoutMillis;
         this.tMaxBefore = begunOn.replica().tMax();
         this.decidedBefore = begunOn.replica().highestTimestampApplied();
         this.begunAtNanos = System.nanoTime();
         long maxAge = begunOn.transactionMaxAgeNanos();
         if (mode == Mode.PAST && maxAge == 0) {
-            maxAge = PAST_READ_MAX_NANOS;
+            maxAge = CommitReplica.PAST_READ_MAX_NANOS; // the oracle keeps the point as long
         }
         this.maxAgeNanos = maxAge;
         this.hasMaxAge = maxAge != 0;
@@ -157,7 +156,7 @@ final class SnapshotView {
         switch (mode) {
             case AT_START -> begunOn.finish(startTs);
             case FROM_REPLICA -> lease.release();
-            case PAST -> begunOn.replica().pastReaderEnds();
+            case PAST -> begunOn.replica().pastReaderEnds(pastReaderToken);
             case LATEST -> {
             }
         }

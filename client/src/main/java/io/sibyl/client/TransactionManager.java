@@ -345,14 +345,14 @@ public final class TransactionManager implements AutoCloseable {
             OracleClient client = oracle.current();
             // Registered before the oracle answers, so before anything is fetched: the replica keeps aborts it
             // forgets meanwhile for this read (an aborted version fetched before its delete must stay invisible).
-            client.replica().pastReaderBegins();
+            long token = client.replica().pastReaderBegins();
             long sentNanos = System.nanoTime();
             try {
                 HistoryPoint point = replies.await(client.historyPoint(kind, value), client, "a history query");
-                tx = HBaseTransaction.past(this, client, point, sentNanos);
+                tx = HBaseTransaction.past(this, client, point, token, sentNanos);
                 break;
             } catch (CompletionException e) {
-                client.replica().pastReaderEnds();
+                client.replica().pastReaderEnds(token);
                 Throwable cause = e.getCause();
                 if (cause instanceof OracleException oe && oe.code() == Wire.ERR_HISTORY) {
                     throw new HistoryUnavailableException("cannot read the past at " + (kind == Wire.HISTORY_AT_TIME

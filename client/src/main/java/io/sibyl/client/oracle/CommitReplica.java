@@ -61,7 +61,7 @@ public final class CommitReplica implements DecisionVisitor {
     /** Running local transactions by start timestamp, with a count since a caller may register one twice. */
     private final LocalReaders readers = new LocalReaders();
     /** Aborts and ranges forgotten while reads of the past run, kept aside for them. */
-    private final PastReaders pastReaders = new PastReaders();
+    private final PastReaders pastReaders = new PastReaders(this::pastReadMaxAgeNanos);
     private volatile long tMax;
     /** How long after registration a local transaction stops holding commits (nanoseconds); 0: for ever. */
     private volatile long readerMaxAgeNanos;
@@ -394,15 +394,27 @@ public final class CommitReplica implements DecisionVisitor {
         }
     }
 
-    /** A read of the past begins: until it ends, aborts this replica forgets stay known to {@link #pastVisibility}. */
-    public void pastReaderBegins() {
-        pastReaders.begins();
+    /**
+     * A read of the past begins: until it ends ({@link #pastReaderEnds} with the token returned), or outlives the
+     * longest a read of the past may last, aborts this replica forgets stay known to {@link #pastVisibility}.
+     */
+    public long pastReaderBegins() {
+        return pastReaders.begins();
     }
 
-    /** A read of the past ends. */
-    public void pastReaderEnds() {
-        pastReaders.ends();
+    /** The read of the past registered as {@code token} ends. */
+    public void pastReaderEnds(long token) {
+        pastReaders.ends(token);
     }
+
+    /** Longest a read of the past lasts: the oracle's transaction.max.age.ms, or an hour without one. */
+    private long pastReadMaxAgeNanos() {
+        long maxAge = readerMaxAgeNanos;
+        return maxAge == 0 ? PAST_READ_MAX_NANOS : maxAge;
+    }
+
+    /** Longest a read of the past lasts when the oracle sets no transaction.max.age.ms. */
+    public static final long PAST_READ_MAX_NANOS = 3_600_000_000_000L;
 
     /**
      * For a read of the past: is the writer {@code writerTs}, which finished before the point read at (a history

@@ -3,36 +3,52 @@ package io.sibyl.client.oracle;
 import io.sibyl.protocol.AbortedRange;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 
 /**
  * What a replica forgets while reads of the past run, kept aside for them. The oracle forgets an aborted writer (or
  * an aborted range) once its versions are deleted and no running transaction is older; a read of the past is older,
  * and may have fetched such a version before its delete: without this it would then read it as committed. Kept
- * until no read of the past runs; one that begins later cannot fetch what was deleted before it began.
+ * until no read of the past runs; one that begins later cannot fetch what was deleted before it began. A read its
+ * application never ended stops counting once it is older than a read of the past may be.
  */
 final class PastReaders {
+    /** A registration outlives the read's own age limit by this much, so that the read stops first. */
+    private static final long MARGIN_NANOS = 1_000_000_000L;
+
     private final Object lock = new Object();
-    private int count; // guarded by lock
+    /** Registration token to when it began (nanoTime); guarded by lock. */
+    private final Map<Long, Long> registrations = new HashMap<>();
+    private long nextToken = 1;
     private volatile boolean any;
     private final Set<Long> forgotten = ConcurrentHashMap.newKeySet();
     private volatile List<AbortedRange> forgottenRanges = List.of();
+    /** How long a read of the past may last (nanoseconds): a registration its transaction leaked ends then. */
+    private final LongSupplier maxAgeNanos;
 
-    void begins() {
+    PastReaders(LongSupplier maxAgeNanos) {
+        this.maxAgeNanos = maxAgeNanos;
+    }
+
+    /** A read of the past begins; returns the token that ends it. */
+    long begins() {
         synchronized (lock) {
-            count++;
+            long token = nextToken++;
+            registrations.put(token, System.nanoTime());
             any = true;
+            return token;
         }
     }
 
-    void ends() {
+    void ends(long token) {
         synchronized (lock) {
-            if (count > 0 && --count == 0) {
-                any = false;
-                forgotten.clear();
-                forgottenRanges = List.of();
+            if (registrations.remove(token) != null && registrations.isEmpty()) {
+                letGo();
             }
         }
     }
@@ -41,7 +57,7 @@ final class PastReaders {
     void forgetting(long startTs) {
         if (any) {
             synchronized (lock) {
-                if (count > 0) {
+                if (stillReading()) {
                     forgotten.add(startTs);
                 }
             }
@@ -52,7 +68,7 @@ final class PastReaders {
     void forgettingRange(AbortedRange range) {
         if (any) {
             synchronized (lock) {
-                if (count > 0) {
+                if (stillReading()) {
                     List<AbortedRange> next = new ArrayList<>(forgottenRanges);
                     next.add(range);
                     forgottenRanges = List.copyOf(next);
@@ -67,5 +83,22 @@ final class PastReaders {
 
     List<AbortedRange> forgottenRanges() {
         return forgottenRanges;
+    }
+
+    /** Under the lock: drops registrations older than a read may last (leaked), and says whether any is left. */
+    private boolean stillReading() {
+        long oldestAllowed = System.nanoTime() - maxAgeNanos.getAsLong() - MARGIN_NANOS;
+        registrations.values().removeIf(began -> began - oldestAllowed < 0);
+        if (registrations.isEmpty()) {
+            letGo();
+            return false;
+        }
+        return true;
+    }
+
+    private void letGo() {
+        any = false;
+        forgotten.clear();
+        forgottenRanges = List.of();
     }
 }
