@@ -1,15 +1,11 @@
 package io.sibyl.client;
 
 import io.sibyl.client.oracle.FixedOracleAddress;
-import io.sibyl.client.oracle.HistoryPoint;
-import io.sibyl.client.oracle.LocalSnapshots;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleConnection;
 import io.sibyl.client.oracle.OracleCredentials;
-import io.sibyl.client.oracle.OracleException;
 import io.sibyl.client.oracle.OracleLocator;
 import io.sibyl.client.oracle.OracleUnavailableException;
-import io.sibyl.protocol.Wire;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
@@ -17,12 +13,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.Set;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -116,18 +106,15 @@ public final class TransactionManager implements AutoCloseable {
     private final boolean ownsConnection;
     private final OracleConnection oracle;
     private final ClientSettings settings;
-    private final Set<HBaseTransaction> running = ConcurrentHashMap.newKeySet();
     private final AbortCleanup cleanup;
-    private final OracleReplies replies;
     private final RollbackProtocol rollbacks;
     private final CommitProtocol commits;
     private final ClientMetrics metrics;
-    private volatile boolean closed;
-    /**
-     * When this client's last fast-path write was acknowledged ({@link System#nanoTime}): a read-only snapshot must
-     * be fresher than that to include it, since its version is above no timestamp this client has seen.
-     */
-    private volatile long fastPathCommittedNanos = System.nanoTime() - 86_400_000_000_000L;
+    private final RunningTransactions running;
+    private final TransactionStarts starts;
+    private final ReplicaStarts replicaStarts;
+    private final PastStarts pastStarts;
+    private final RetryingRunner runner;
 
     private TransactionManager(Connection connection, boolean ownsConnection, OracleConnection oracle,
                                ClientSettings settings) {
@@ -136,10 +123,16 @@ public final class TransactionManager implements AutoCloseable {
         this.oracle = oracle;
         this.settings = settings;
         this.cleanup = new AbortCleanup(oracle::lastConnected);
-        this.replies = new OracleReplies(settings.oracleTimeoutMillis());
+        OracleReplies replies = new OracleReplies(settings.oracleTimeoutMillis());
         this.rollbacks = new RollbackProtocol(cleanup, replies);
         this.commits = new CommitProtocol(oracle, replies, rollbacks);
         this.metrics = new ClientMetrics(oracle::lastConnected);
+        this.running = new RunningTransactions(this, rollbacks, settings);
+        BeginContext begins = new BeginContext(this, oracle, replies, settings, running);
+        this.starts = new TransactionStarts(begins, metrics);
+        this.replicaStarts = new ReplicaStarts(begins);
+        this.pastStarts = new PastStarts(begins);
+        this.runner = new RetryingRunner(this, starts, settings);
     }
 
     /**
@@ -251,7 +244,7 @@ public final class TransactionManager implements AutoCloseable {
      */
     public Transaction begin(IsolationLevel isolation) {
         Arguments.required(isolation, "isolation level", "use IsolationLevel.SNAPSHOT or SERIALIZABLE");
-        return beginReadWrite(isolation);
+        return starts.readWrite(isolation);
     }
 
     /**
@@ -267,32 +260,7 @@ public final class TransactionManager implements AutoCloseable {
      *                                    failover timeout: never an older snapshot than the bound allows
      */
     public Transaction beginReadOnly() {
-        checkOpen();
-        long stalenessNanos = Math.min(settings.readOnlyMaxStalenessMillis() * 1_000_000L,
-                Math.max(1, System.nanoTime() - fastPathCommittedNanos));
-        long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
-        HBaseTransaction tx;
-        OracleClient client = null;
-        while (true) {
-            try {
-                client = oracle.current();
-                LocalSnapshots.Lease lease = replies.await(client.localSnapshots().take(stalenessNanos), client,
-                        "the begin that refreshes its replica for a read-only transaction");
-                tx = HBaseTransaction.fromReplica(this, client, lease);
-                break;
-            } catch (OracleUnavailableException e) {
-                throw tooStale(client, e); // no oracle answered within the failover timeout
-            } catch (CompletionException e) {
-                boolean lost = e.getCause() instanceof OracleUnavailableException && !client.isOpen();
-                if (!lost || System.nanoTime() > deadline) {
-                    if (e.getCause() instanceof OracleUnavailableException oue) {
-                        throw tooStale(client, oue);
-                    }
-                    throw e.getCause() instanceof RuntimeException re ? re : e;
-                }
-            }
-        }
-        return track(tx);
+        return replicaStarts.readOnly();
     }
 
     /**
@@ -309,11 +277,7 @@ public final class TransactionManager implements AutoCloseable {
      * @throws OracleUnavailableException  if no oracle answered within the failover timeout
      */
     public Transaction beginAt(long timestamp) {
-        if (timestamp <= 0) {
-            throw new IllegalArgumentException("timestamp " + timestamp + " is not one the oracle hands out: pass a"
-                    + " transaction's start or commit timestamp (positive)");
-        }
-        return beginInPast(Wire.HISTORY_AT_TIMESTAMP, timestamp);
+        return pastStarts.atTimestamp(timestamp);
     }
 
     /**
@@ -326,93 +290,12 @@ public final class TransactionManager implements AutoCloseable {
      * @throws OracleUnavailableException  if no oracle answered within the failover timeout
      */
     public Transaction beginAt(java.time.Instant time) {
-        if (time == null) {
-            throw new NullPointerException("time is null: pass the Instant whose state to read, e.g."
-                    + " Instant.now().minusSeconds(60)");
-        }
-        long millis = time.toEpochMilli();
-        if (millis < 0) {
-            throw new IllegalArgumentException("time " + time + " is before 1970: no oracle keeps history that old");
-        }
-        return beginInPast(Wire.HISTORY_AT_TIME, millis);
-    }
-
-    private Transaction beginInPast(byte kind, long value) {
-        checkOpen();
-        long deadline = System.nanoTime() + settings.failoverTimeoutMillis() * 1_000_000L;
-        HBaseTransaction tx;
-        while (true) {
-            OracleClient client = oracle.current();
-            // Registered before the oracle answers, so before anything is fetched: the replica keeps aborts it
-            // forgets meanwhile for this read (an aborted version fetched before its delete must stay invisible).
-            long token = client.replica().pastReaderBegins();
-            long sentNanos = System.nanoTime();
-            try {
-                HistoryPoint point = replies.await(client.historyPoint(kind, value), client, "a history query");
-                tx = HBaseTransaction.past(this, client, point, token, sentNanos);
-                break;
-            } catch (CompletionException e) {
-                client.replica().pastReaderEnds(token);
-                Throwable cause = e.getCause();
-                if (cause instanceof OracleException oe && oe.code() == Wire.ERR_HISTORY) {
-                    throw new HistoryUnavailableException("cannot read the past at " + (kind == Wire.HISTORY_AT_TIME
-                            ? "time " + java.time.Instant.ofEpochMilli(value) : "timestamp " + value) + ": "
-                            + oe.getMessage());
-                }
-                boolean lost = cause instanceof OracleUnavailableException && !client.isOpen();
-                if (!lost || System.nanoTime() > deadline) {
-                    throw cause instanceof RuntimeException re ? re : e;
-                }
-            }
-        }
-        return track(tx);
-    }
-
-    private OracleUnavailableException tooStale(OracleClient last, OracleUnavailableException cause) {
-        String age = last == null ? "" : " was last brought up to date "
-                + (System.nanoTime() - last.freshAsOfNanos()) / 1_000_000L + " ms ago,";
-        return new OracleUnavailableException("cannot begin a read-only transaction: the local replica" + age
-                + " staler than " + READ_ONLY_MAX_STALENESS_MS + " (" + settings.readOnlyMaxStalenessMillis()
-                + " ms) allows, and refreshing it failed: " + cause.getMessage());
+        return pastStarts.atTime(time);
     }
 
     /** A transaction that reads one row's latest committed state, with no round trip in the common case. */
     HBaseTransaction beginLatestRow() {
-        checkOpen();
-        return track(HBaseTransaction.latestRow(this, oracle.current()));
-    }
-
-    private HBaseTransaction track(HBaseTransaction tx) {
-        running.add(tx);
-        if (closed) { // closed concurrently: do not leave it running
-            rollback(tx);
-            checkOpen();
-        }
-        return tx;
-    }
-
-    private HBaseTransaction beginReadWrite(IsolationLevel isolation) {
-        checkOpen();
-        long begunNanos = System.nanoTime();
-        long deadline = begunNanos + settings.failoverTimeoutMillis() * 1_000_000L;
-        HBaseTransaction tx;
-        while (true) {
-            OracleClient client = oracle.current();
-            long sentNanos = System.nanoTime(); // no later than the oracle handing out the timestamp: its age counts
-            try {
-                tx = new HBaseTransaction(this, TransactionKind.READ_WRITE, client,
-                        replies.await(client.begin(), client, "a begin"), sentNanos, isolation);
-                break;
-            } catch (CompletionException e) {
-                // A begin lost with its connection left nothing behind: the oracle aborts what a lost connection ran.
-                boolean lost = e.getCause() instanceof OracleUnavailableException && !client.isOpen();
-                if (!lost || System.nanoTime() > deadline) {
-                    throw e.getCause() instanceof RuntimeException re ? re : e;
-                }
-            }
-        }
-        metrics.begun(begunNanos);
-        return track(tx);
+        return starts.latestRow();
     }
 
     /**
@@ -471,7 +354,7 @@ public final class TransactionManager implements AutoCloseable {
 
     /** A single-row transaction of this client was committed by its region server (the fast path), just now. */
     void fastPathCommitted() {
-        fastPathCommittedNanos = System.nanoTime();
+        replicaStarts.fastPathCommitted();
     }
 
     /**
@@ -493,72 +376,7 @@ public final class TransactionManager implements AutoCloseable {
     public <T> T run(IsolationLevel isolation, Function<Transaction, T> work) throws RollbackException {
         Arguments.required(isolation, "isolation level", "use IsolationLevel.SNAPSHOT or SERIALIZABLE");
         Arguments.required(work, "work", "pass the function to run in each attempt's transaction");
-        long backoff = settings.retryBackoffMillis();
-        for (int attempt = 1; ; attempt++) {
-            HBaseTransaction tx = beginReadWrite(isolation);
-            T result;
-            try {
-                result = work.apply(tx);
-            } catch (Throwable e) {
-                // Throwable, not RuntimeException | Error: a checked exception thrown undeclared (Kotlin, Scala or
-                // Groovy work, Lombok's @SneakyThrows) would otherwise leave the transaction running at the oracle,
-                // holding the low watermark until transaction.max.age.ms. Rethrown as is (precise rethrow).
-                if (tx.getStatus() == Transaction.Status.RUNNING && !tx.isInDoubt()) {
-                    try {
-                        rollback(tx);
-                    } catch (RuntimeException re) {
-                        e.addSuppressed(re);
-                    }
-                }
-                if (!isExpiredSnapshot(e) || attempt >= settings.retryAttempts()) {
-                    throw e;
-                }
-                backoff = backOff(backoff);
-                continue;
-            }
-            if (tx.wasRolledBackByClose()) {
-                // Not the work's own rollback: the manager was closed (by another thread) after the work's last
-                // write. Returning the result would report work as done that the close undid.
-                throw new IllegalStateException("this TransactionManager was closed while run's work was under way:"
-                        + " its transaction " + tx.getStartTimestamp() + " was rolled back and nothing of it was"
-                        + " committed; create a new manager and run it again");
-            }
-            if (tx.getStatus() != Transaction.Status.RUNNING) {
-                return result;
-            }
-            try {
-                commit(tx);
-                return result;
-            } catch (RollbackException e) {
-                if (!e.isRetryable()) {
-                    throw e;
-                }
-                if (attempt >= settings.retryAttempts()) {
-                    throw e.afterAttempts(attempt, RETRY_ATTEMPTS);
-                }
-            }
-            backoff = backOff(backoff);
-        }
-    }
-
-    /** A read refused because the oracle connection was lost long ago: a new transaction reads on a live one. */
-    private static boolean isExpiredSnapshot(Throwable e) {
-        return e instanceof UncheckedIOException u && u.getCause() instanceof SnapshotExpiredException;
-    }
-
-    /** Sleeps about {@code backoff} ms (jittered) and returns the next, doubled back-off. */
-    private long backOff(long backoff) {
-        if (backoff <= 0) {
-            return backoff;
-        }
-        long sleep = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
-        try {
-            Thread.sleep(sleep);
-        } catch (InterruptedException ie) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while backing off before a retry", ie);
-        }
-        return Math.min(backoff * 2, settings.retryBackoffMaxMillis());
+        return runner.run(isolation, work);
     }
 
     /**
@@ -568,28 +386,9 @@ public final class TransactionManager implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (closed) {
+        if (!running.close()) {
             return;
         }
-        closed = true;
-        awaitCommitsUnderWay();
-        for (HBaseTransaction tx : running.toArray(new HBaseTransaction[0])) {
-            try {
-                // A transaction another thread is committing or rolling back finishes on that thread: rolling it
-                // back here could delete the versions of a commit the oracle has just decided.
-                if (tx.claim(TransactionPhase.ROLLING_BACK)) {
-                    try {
-                        rollbacks.rollBack(tx, TransactionPhase.ROLLED_BACK_BY_CLOSE);
-                    } finally {
-                        tx.releaseClaim();
-                    }
-                }
-            } catch (RuntimeException e) {
-                LOG.warn("rolling back transaction {} at close failed: {}", tx.getStartTimestamp(), e.toString());
-            }
-        }
-        // A commit that took its claim after the first wait (the loop above then left it alone) is under way too.
-        awaitCommitsUnderWay();
         cleanup.close();
         oracle.close();
         if (ownsConnection) {
@@ -603,26 +402,7 @@ public final class TransactionManager implements AutoCloseable {
 
     /** True once {@link #close()} was called: begins are refused and running transactions were rolled back. */
     public boolean isClosed() {
-        return closed;
-    }
-
-    /**
-     * Lets commits that other threads have under way finish before the oracle connection closes, for at most
-     * {@code sibyl.client.oracle.timeout.ms} (a commit waits no longer for its reply): closing the connection under
-     * them would leave their outcome unknown.
-     */
-    private void awaitCommitsUnderWay() {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.oracleTimeoutMillis());
-        for (HBaseTransaction tx : running.toArray(new HBaseTransaction[0])) {
-            while (tx.phase().isClaimed() && System.nanoTime() < deadline) {
-                try {
-                    Thread.sleep(1);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
-        }
+        return running.isClosed();
     }
 
     // ---- package-private ----------------------------------------------------------------------------------------
@@ -647,9 +427,7 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("this TransactionManager is closed; create a new one");
-        }
+        running.checkOpen();
     }
 
     private HBaseTransaction checkOwn(Transaction tx) {
@@ -663,6 +441,6 @@ public final class TransactionManager implements AutoCloseable {
 
     /** The transaction reached an outcome: close() no longer needs to roll it back or wait for it. */
     void forget(HBaseTransaction tx) {
-        running.remove(tx);
+        running.forget(tx);
     }
 }

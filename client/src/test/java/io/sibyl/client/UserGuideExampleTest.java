@@ -2,6 +2,9 @@ package io.sibyl.client;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sibyl.oracle.HistorySettings;
+import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleServer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
@@ -172,6 +175,38 @@ class UserGuideExampleTest {
         return visits;
     }
 
+    /** Reads {@code row} as it was when {@code tx} committed. */
+    static Result pastExample(TransactionManager tm, TTable table, Transaction tx, byte[] row) throws IOException,
+            RollbackException {
+        // guide:past
+        long before = tx.getCommitTimestamp(); // a start or commit timestamp the application kept
+        Transaction then = tm.beginAt(before); // or tm.beginAt(Instant.now().minus(Duration.ofMinutes(5)))
+        Result old = table.get(then, new Get(row)); // gets and scans as usual; writes are refused
+        tm.commit(then); // ends it without the oracle
+        // guide:end
+        return old;
+    }
+
+    @Test
+    void guidePastExampleReadsTheRowAsItWas() throws Exception {
+        MiniCluster c = MiniCluster.get();
+        TableName name = c.createTable("guide_past", "cf");
+        byte[] cf = Bytes.toBytes("cf");
+        byte[] row = Bytes.toBytes("alice");
+        try (OracleServer oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withHistory(new HistorySettings(3_600_000, 1000, 64L << 20)));
+             TransactionManager tm = TransactionManager.create(c.connection(), "127.0.0.1", oracle.port());
+             TTable table = new TTable(c.connection(), name)) {
+            Transaction tx = tm.begin();
+            table.put(tx, new Put(row).addColumn(cf, cf, Bytes.toBytes("before")));
+            tm.commit(tx);
+            Transaction later = tm.begin();
+            table.put(later, new Put(row).addColumn(cf, cf, Bytes.toBytes("after")));
+            tm.commit(later);
+            assertEquals("before", Bytes.toString(pastExample(tm, table, tx, row).getValue(cf, cf)));
+        }
+    }
+
     @Test
     void guideSingleRowExampleCommitsWithoutTheCoprocessorToo() throws Exception {
         MiniCluster c = MiniCluster.get();
@@ -187,7 +222,7 @@ class UserGuideExampleTest {
     void guideShowsTheCodeThatRuns() throws IOException {
         String guide = Files.readString(GUIDE, StandardCharsets.UTF_8);
         List<String> blocks = blocks(Files.readString(SOURCE, StandardCharsets.UTF_8));
-        assertEquals(5, blocks.size());
+        assertEquals(6, blocks.size());
         for (String block : blocks) {
             assertTrue(guide.contains(block), "docs/user-guide.md must contain this block from " + SOURCE
                     + " verbatim:\n" + block);

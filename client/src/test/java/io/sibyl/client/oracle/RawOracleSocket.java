@@ -150,7 +150,7 @@ final class RawOracleSocket implements AutoCloseable {
                     long maxFrame = Varints.readUnsigned(b);
                     Varints.readUnsigned(b); // reader grace
                     Varints.readUnsigned(b); // transaction max age (protocol version 5)
-                    long[] aborted = OracleClient.readAbortedSet(b);
+                    long[] aborted = ReplyFields.readAbortedSet(b);
                     int n = aborted.length;
                     long[] hello = new long[5 + n];
                     hello[0] = tInit;
