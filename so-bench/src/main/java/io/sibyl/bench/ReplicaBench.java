@@ -14,13 +14,13 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Memory and apply cost of a client's replica under the so-bench load (issue 18). First an in-process
- * {@link OracleState} at its default settings decides one connection's stream of 8-row transactions on 20M uniform
- * keys (or {@code --keys}) with 256 outstanding (the next begins as one commits), sealing a block every {@code --block} requests; the
- * blocks are kept with the starts each one begins and ends. Then each round replays them into a fresh
+ * {@link OracleState} at its default settings decides one connection's stream of 8-row transactions on 20M uniform keys (or
+ * {@code --keys}) with 256 outstanding (the next begins as one commits), sealing a block every {@code --block}
+ * requests; the blocks are kept with the starts each one begins and ends. Then each round replays them into a fresh
  * {@link CommitReplica} and a fresh {@link HashedCommitsBaseline} (the storage it replaced), which register the
- * outstanding transactions as local readers as the client does. Per replica it reports bytes held by capacity (peak
- * and at the end), commits held, and the median over rounds of nanoseconds of {@code apply} per applied commit (the
- * first fifth of each round is a warm-up). The rate does not matter: what a replica holds depends on the decisions.
+ * outstanding transactions as local readers as the client does. Per replica it reports bytes held by capacity (peak and
+ * at the end), commits held, and the median over rounds of nanoseconds of {@code apply} per applied commit (the first
+ * fifth of each round is a warm-up). The rate does not matter: what a replica holds depends on the decisions.
  */
 public final class ReplicaBench {
     private static final int WRITE_SET = 8;
@@ -52,9 +52,9 @@ public final class ReplicaBench {
         }
         long t0 = System.nanoTime();
         Stream stream = Stream.decide(transactions, window, block, keys);
-        System.out.printf(Locale.ROOT, "replica-bench: %,d transactions on %,d keys (%,d aborted), %d per block, %d outstanding;"
-                        + " decided in %.1f s; oracle T_max %,d, clock %,d%n", transactions, keys, stream.aborts, block / 2,
-                window, (System.nanoTime() - t0) / 1e9, stream.tMax, stream.clock);
+        System.out.printf(Locale.ROOT, "replica-bench: %,d transactions on %,d keys (%,d aborted), %d per block,"
+                        + " %d outstanding; decided in %.1f s; oracle T_max %,d, clock %,d%n", transactions, keys,
+                stream.aborts, block / 2, window, (System.nanoTime() - t0) / 1e9, stream.tMax, stream.clock);
         Figures ring = new Figures("CommitReplica (ring)");
         Figures hashed = new Figures("hashed baseline (882c189)");
         for (int r = 0; r < rounds; r++) {

@@ -29,8 +29,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p><b>Memory and concurrency.</b> Commits live in a {@link CommitWindow}: a ring of 2-byte commit distances indexed
  * by start timestamp, about 4 bytes per held commit when every transaction takes two timestamps (a hash map with
  * start and commit, 29 to 44 bytes with its trim queue, held the default window of 1,048,576 commits in 36 MB; the
- * ring in 4.5 MB, {@code bin/so-bench-replica}). Aborts live in a primitive open-addressing set ({@link SingleWriterLongSet}). Only
- * the applying thread mutates them, so applying a block allocates nothing (they only allocate when they resize).
+ * ring in 4.5 MB, {@code bin/so-bench-replica}). Aborts live in a primitive open-addressing set
+ * ({@link SingleWriterLongSet}). Only the applying thread mutates them, so applying a block allocates nothing (they
+ * only allocate when they resize).
  * Readers use a sequence lock: {@code version} is odd while a block is applied; a reader reads it, reads the tables,
  * issues a load-load fence and re-reads it, retrying if it changed or was odd. The tables tolerate reads that race
  * with mutations (no exceptions, bounded probes); such answers are discarded by the version check.
