@@ -211,6 +211,27 @@ public final class SingleWriterLongLongMap {
     }
 
     /**
+     * Removes every entry whose value is at most {@code max}, without allocating, and returns the smallest value left
+     * ({@link Long#MAX_VALUE} if none). Writer only.
+     */
+    public long removeValuesAtMost(long max) {
+        long[] t = table;
+        int slots = t.length >>> 1;
+        long least = Long.MAX_VALUE;
+        for (int i = 0; i < slots; i++) {
+            // A removal shifts a later entry back into slot i, so look at slot i again until it keeps its entry. An
+            // entry shifted from the start of the table to its end is only looked at twice.
+            while (t[i << 1] != 0 && t[(i << 1) + 1] <= max) {
+                removeAt(i << 1);
+            }
+            if (t[i << 1] != 0 && t[(i << 1) + 1] < least) {
+                least = t[(i << 1) + 1];
+            }
+        }
+        return least;
+    }
+
+    /**
      * Shrinks the table if it stayed under 1/8 load since the previous call (its peak size, not just its current size,
      * decides, so a size that swings up and down does not make it shrink and regrow); the new table holds that peak at
      * 1/2 load and is never smaller than the constructor's. Returns true if it resized. Call it now and then, e.g.

@@ -235,4 +235,32 @@ class SingleWriterLongLongMapTest {
             assertEquals(e.getValue(), map.get(e.getKey(), MISSING));
         }
     }
+
+    /** Removal by value shifts entries back into visited slots, also across the table's end: none may be skipped. */
+    @Test
+    void removeValuesAtMostKeepsExactlyTheLargerValuesAndReturnsTheLeast() {
+        for (long seed = 1; seed <= 30; seed++) {
+            Random random = new Random(seed);
+            SingleWriterLongLongMap map = new SingleWriterLongLongMap(8);
+            Map<Long, Long> model = new HashMap<>();
+            int keySpace = 1 + random.nextInt(2000);
+            for (int round = 0; round < 50; round++) {
+                for (int k = random.nextInt(300); k > 0; k--) {
+                    long key = 1 + random.nextInt(keySpace);
+                    long value = random.nextInt(1000);
+                    map.put(key, value);
+                    model.put(key, value);
+                }
+                long max = random.nextInt(1000);
+                long least = map.removeValuesAtMost(max);
+                model.values().removeIf(v -> v <= max);
+                assertEquals(model.size(), map.size(), "seed " + seed);
+                assertEquals(model.values().stream().mapToLong(Long::longValue).min().orElse(Long.MAX_VALUE), least);
+                for (long key = 1; key <= keySpace; key++) {
+                    assertEquals(model.getOrDefault(key, MISSING), map.get(key, MISSING),
+                            "seed " + seed + " key " + key);
+                }
+            }
+        }
+    }
 }

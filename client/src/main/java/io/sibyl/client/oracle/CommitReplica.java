@@ -5,7 +5,6 @@ import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockReader;
 import io.sibyl.protocol.Timestamps;
 import io.sibyl.protocol.DecisionVisitor;
-import io.sibyl.protocol.SingleWriterLongLongMap;
 import io.sibyl.protocol.SingleWriterLongSet;
 
 import java.lang.invoke.VarHandle;
@@ -27,10 +26,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * oracle's {@code transaction.max.age.ms} ({@link #expireReadersAfter}): the oracle has aborted it and its client no
  * longer reads in it, and one the application leaked would otherwise keep every later commit here for good.
  *
- * <p><b>Memory and concurrency.</b> Commits and aborts live in primitive open-addressing tables
- * ({@link SingleWriterLongLongMap}, {@link SingleWriterLongSet}) that only the applying thread mutates, so applying
- * a block allocates nothing (tables and the trim queue only allocate when they resize). They grow by half, so a held
- * commit costs 16 bytes per map slot at 1/2 to 3/4 load plus 8 bytes per queue slot at 2/3 to full: 29 to 44 bytes.
+ * <p><b>Memory and concurrency.</b> Commits live in a {@link CommitWindow}: a ring of 2-byte commit distances indexed
+ * by start timestamp, about 4 bytes per held commit when every transaction takes two timestamps (a hash map with
+ * start and commit, 29 to 44 bytes with its trim queue, held the default window of 1,048,576 commits in 36 MB; the
+ * ring in 4.5 MB, {@code bin/so-bench-replica}). Aborts live in a primitive open-addressing set
+ * ({@link SingleWriterLongSet}). Only the applying thread mutates them, so applying a block allocates nothing (they
+ * only allocate when they resize).
  * Readers use a sequence lock: {@code version} is odd while a block is applied; a reader reads it, reads the tables,
  * issues a load-load fence and re-reads it, retrying if it changed or was odd. The tables tolerate reads that race
  * with mutations (no exceptions, bounded probes); such answers are discarded by the version check.
@@ -44,8 +45,6 @@ import java.util.concurrent.ConcurrentHashMap;
  * oracle does.
  */
 public final class CommitReplica implements DecisionVisitor {
-    /** Initial capacity of the commit map and the trim queue (they grow, and shrink back after bursts). */
-    private static final int INITIAL_COMMITS = 1024;
     /** Spins of a reader waiting for a block to be applied before it yields the CPU. */
     private static final int SPINS_BEFORE_YIELD = 128;
     /** Applies between checks whether the tables stayed sparse long enough to shrink (after a burst). */
@@ -53,7 +52,7 @@ public final class CommitReplica implements DecisionVisitor {
 
     private final long tInit;
     /** Start timestamp to commit timestamp, for commits not yet trimmed. Mutated only by the applying thread. */
-    private final SingleWriterLongLongMap commits = new SingleWriterLongLongMap(INITIAL_COMMITS / 2);
+    private final CommitWindow commits;
     /** Start timestamps of aborted transactions not yet forgotten. Mutated only by the applying thread. */
     private final SingleWriterLongSet aborted;
     /** Writers below T_init the oracle told us committed (answers to commit queries); rarely used. */
@@ -67,12 +66,6 @@ public final class CommitReplica implements DecisionVisitor {
     private volatile long readerMaxAgeNanos;
     /** Sequence lock: odd while {@link #apply} mutates the tables. Written only by the applying thread. */
     private volatile int version;
-    /** Start timestamps of held commits in commit order, for trimming (a ring); touched only by the applying thread. */
-    private long[] fifo = new long[INITIAL_COMMITS];
-    private int fifoHead;
-    private int fifoSize;
-    /** Largest {@link #fifoSize} since the last shrink check. */
-    private int fifoPeak;
     private int appliesUntilShrinkCheck = SHRINK_CHECK_INTERVAL;
     /**
      * Highest timestamp in the decisions applied (commit timestamps, aborted start timestamps, ends of aborted ranges);
@@ -125,6 +118,13 @@ public final class CommitReplica implements DecisionVisitor {
      * earlier oracles stopped) when this connection began.
      */
     public CommitReplica(long tInit, long tMax, long[] abortedAtInit, List<AbortedRange> abortedRanges) {
+        this(tInit, tMax, abortedAtInit, abortedRanges, new CommitWindow());
+    }
+
+    /** As above, with the commits held in {@code commits} (tests size its ring small to exercise its edges). */
+    CommitReplica(long tInit, long tMax, long[] abortedAtInit, List<AbortedRange> abortedRanges,
+            CommitWindow commits) {
+        this.commits = commits;
         this.tInit = tInit;
         this.tMax = tMax;
         this.aborted = new SingleWriterLongSet(16); // grows as needed, and can shrink back once those are forgotten
@@ -164,6 +164,14 @@ public final class CommitReplica implements DecisionVisitor {
             }
             backOff(spins);
         }
+    }
+
+    /**
+     * Bytes the commit window and the aborted set take, by their capacities (any thread; without the sequence lock,
+     * so a figure for monitoring and benchmarks).
+     */
+    public long memoryBytes() {
+        return commits.bytes() + 16L * aborted.slots();
     }
 
     public int abortedCount() {
@@ -261,7 +269,7 @@ public final class CommitReplica implements DecisionVisitor {
     }
 
     private Visibility decideCommittedBefore(long writerTs, long tMaxBefore, long decidedBefore) {
-        long commitTs = commits.get(writerTs, 0);
+        long commitTs = commits.commitOf(writerTs);
         if (commitTs != 0) {
             return commitTs <= decidedBefore ? Visibility.VISIBLE : Visibility.ASK_ORACLE;
         }
@@ -292,7 +300,7 @@ public final class CommitReplica implements DecisionVisitor {
     }
 
     private Visibility decide(long writerTs, long readerTs) {
-        long commitTs = commits.get(writerTs, 0);
+        long commitTs = commits.commitOf(writerTs);
         if (commitTs != 0) {
             return commitTs < readerTs ? Visibility.VISIBLE : Visibility.INVISIBLE;
         }
@@ -449,7 +457,7 @@ public final class CommitReplica implements DecisionVisitor {
         for (int spins = 0; ; spins++) {
             int before = version;
             if ((before & 1) == 0) {
-                long c = commits.get(writerTs, 0);
+                long c = commits.commitOf(writerTs);
                 VarHandle.loadLoadFence();
                 if (version == before) {
                     return c;
@@ -466,18 +474,7 @@ public final class CommitReplica implements DecisionVisitor {
         if (commitTs > highestDecided) {
             highestDecided = commitTs;
         }
-        if (commits.putIfAbsent(startTs, commitTs)) {
-            int capacity = fifo.length;
-            if (fifoSize == capacity) {
-                resizeFifo(capacity + (capacity >>> 1));
-                capacity = fifo.length;
-            }
-            int tail = fifoHead + fifoSize;
-            fifo[tail >= capacity ? tail - capacity : tail] = startTs;
-            if (++fifoSize > fifoPeak) {
-                fifoPeak = fifoSize;
-            }
-        }
+        commits.add(startTs, commitTs);
     }
 
     @Override
@@ -551,20 +548,7 @@ public final class CommitReplica implements DecisionVisitor {
         if (oldestReader != LocalReaders.NONE && oldestReader - 1 < bound) {
             bound = oldestReader - 1;
         }
-        int capacity = fifo.length;
-        while (fifoSize > 0) {
-            int index = commits.indexOf(fifo[fifoHead]);
-            if (index >= 0) {
-                if (commits.valueAt(index) > bound) {
-                    break;
-                }
-                commits.removeAt(index);
-            }
-            if (++fifoHead == capacity) {
-                fifoHead = 0;
-            }
-            fifoSize--;
-        }
+        commits.trimThrough(bound, tMax);
         if (--appliesUntilShrinkCheck == 0) {
             appliesUntilShrinkCheck = SHRINK_CHECK_INTERVAL;
             shrinkIfSparse();
@@ -576,26 +560,8 @@ public final class CommitReplica implements DecisionVisitor {
 
     /** After a burst (a long local reader, a slow T_max), gives back memory that stayed unused for a whole interval. */
     private void shrinkIfSparse() {
-        int peak = fifoPeak;
-        fifoPeak = fifoSize;
-        if (fifo.length > INITIAL_COMMITS && peak < fifo.length >>> 3) {
-            resizeFifo(Math.max(INITIAL_COMMITS, 2 * peak));
-        }
         commits.shrinkIfSparse();
         aborted.shrinkIfSparse();
-    }
-
-    private void resizeFifo(int newCapacity) {
-        long[] s = new long[newCapacity];
-        int capacity = fifo.length;
-        for (int k = 0, i = fifoHead; k < fifoSize; k++) {
-            s[k] = fifo[i];
-            if (++i == capacity) {
-                i = 0;
-            }
-        }
-        fifo = s;
-        fifoHead = 0;
     }
 
     /** Diagnostic only: the counts are read without the sequence lock (so it is safe inside {@link #apply}). */

@@ -73,6 +73,23 @@ class SnapshotIsolationModelTest {
     }
 
     /**
+     * The same with every replica's {@link CommitWindow} at its smallest: a ring of a few slots holding distances of a
+     * few steps, so commits held for T_max and for long readers sit in the ring, in its map, and move between them.
+     * Every open reader (long ones included) must still get the reference's answer.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void replicasWithTinyCommitRingsAgreeWithUnboundedSnapshotIsolation(long seed) {
+        Random sizes = new Random(seed * 37);
+        int conflictRows = 16 << sizes.nextInt(3);
+        int recentCommits = 8 << sizes.nextInt(4);    // 8 to 64: T_max trails by more than a tiny ring holds
+        World world = new World(seed + 2000, conflictRows, recentCommits, 64, 100, 54);
+        world.tinyCommitRings = true;
+        world.run(4_000);
+        world.assertCoverage();
+    }
+
+    /**
      * A small running set that is often full: begins are refused (no transaction is created, no timestamp drawn) and
      * nobody is evicted, so (a), (b) for every open reader (long ones included), (c) and (d) hold.
      */
@@ -318,6 +335,8 @@ class SnapshotIsolationModelTest {
         final List<Txn> ended = new ArrayList<>();
         /** Reference model: every commit timestamp of every row. */
         final Map<Long, List<Long>> history = new HashMap<>();
+        /** Replicas hold their commits in tiny rings (see {@link CommitWindow}), set before the run. */
+        boolean tinyCommitRings;
         /** Replies of the sequencer's current batch; null when every reply is released at once. */
         List<Reply> batch;
         long lastTimestamp;
@@ -444,8 +463,13 @@ class SnapshotIsolationModelTest {
             }
             List<Long> aborted = new ArrayList<>();
             state.forEachAborted(aborted::add);
-            CommitReplica replica = new CommitReplica(state.clock() + 1, state.tMax(),
-                    aborted.stream().mapToLong(Long::longValue).toArray());
+            long[] abortedAtInit = aborted.stream().mapToLong(Long::longValue).toArray();
+            CommitReplica replica = tinyCommitRings
+                    // Distances of 1 to 8 steps, rings from 4 slots: most commits take the ring's edges (the map,
+                    // moves to it, rebases, growth) while T_max and long readers hold them.
+                    ? new CommitReplica(state.clock() + 1, state.tMax(), abortedAtInit, List.of(),
+                            new CommitWindow(1 + random.nextInt(8), 4 + random.nextInt(8)))
+                    : new CommitReplica(state.clock() + 1, state.tMax(), abortedAtInit);
             Conn c = new Conn(nextConnId++, replica, random.nextInt(3) == 0 ? 1 : 12);
             conns.add(c);
             joins++;
