@@ -59,8 +59,10 @@ public final class CommitReplica implements DecisionVisitor {
     private final Set<Long> committedBeforeInit = ConcurrentHashMap.newKeySet();
     /** Running local transactions by start timestamp, with a count since a caller may register one twice. */
     private final LocalReaders readers = new LocalReaders();
+    /** Longest a read of the past lasts when the oracle sets no transaction.max.age.ms. */
+    public static final long PAST_READ_MAX_NANOS = PastReaders.PAST_READ_MAX_NANOS;
     /** Aborts and ranges forgotten while reads of the past run, kept aside for them. */
-    private final PastReaders pastReaders = new PastReaders(this::pastReadMaxAgeNanos);
+    private final PastReaders pastReaders = new PastReaders(() -> this.readerMaxAgeNanos);
     private volatile long tMax;
     /** How long after registration a local transaction stops holding commits (nanoseconds); 0: for ever. */
     private volatile long readerMaxAgeNanos;
@@ -73,40 +75,7 @@ public final class CommitReplica implements DecisionVisitor {
      */
     private long highestDecided;
     /** Aborted ranges, replaced as a whole (by the applying thread) when a block brings a new one. */
-    private volatile Ranges ranges;
-
-    /** Immutable set of aborted ranges, with bounds for the common case of a writer outside all of them. */
-    private static final class Ranges {
-        static final Ranges NONE = new Ranges(new AbortedRange[0]);
-
-        final AbortedRange[] items;
-        final long low;
-        final long high;
-
-        Ranges(AbortedRange[] items) {
-            this.items = items;
-            long lo = Long.MAX_VALUE;
-            long hi = 0;
-            for (AbortedRange r : items) {
-                lo = Math.min(lo, r.from());
-                hi = Math.max(hi, r.to());
-            }
-            this.low = lo;
-            this.high = hi;
-        }
-
-        AbortedRange find(long ts) {
-            if (ts <= low || ts > high) {
-                return null;
-            }
-            for (AbortedRange r : items) {
-                if (r.covers(ts)) {
-                    return r;
-                }
-            }
-            return null;
-        }
-    }
+    private volatile ReplicaRanges ranges;
 
     /** Starts from the handshake: the oracle's clock, T_max and aborted set when this connection began. */
     public CommitReplica(long tInit, long tMax, long[] abortedAtInit) {
@@ -135,12 +104,12 @@ public final class CommitReplica implements DecisionVisitor {
         if (kept.size() > AbortedRange.MAX_KEPT) {
             kept = kept.subList(kept.size() - AbortedRange.MAX_KEPT, kept.size());
         }
-        this.ranges = kept.isEmpty() ? Ranges.NONE : new Ranges(kept.toArray(new AbortedRange[0]));
+        this.ranges = ReplicaRanges.of(kept);
     }
 
     /** The aborted ranges this replica knows, oldest first. */
     public List<AbortedRange> abortedRanges() {
-        return List.of(ranges.items);
+        return ranges.items();
     }
 
     public long tInit() {
@@ -415,41 +384,13 @@ public final class CommitReplica implements DecisionVisitor {
         pastReaders.ends(token);
     }
 
-    /** Longest a read of the past lasts: the oracle's transaction.max.age.ms, or an hour without one. */
-    private long pastReadMaxAgeNanos() {
-        long maxAge = readerMaxAgeNanos;
-        return maxAge == 0 ? PAST_READ_MAX_NANOS : maxAge;
-    }
-
-    /** Longest a read of the past lasts when the oracle sets no transaction.max.age.ms. */
-    public static final long PAST_READ_MAX_NANOS = 3_600_000_000_000L;
-
     /**
      * For a read of the past: is the writer {@code writerTs}, which finished before the point read at (a history
      * point says so), committed? {@link Visibility#ASK_ORACLE} for a writer in an aborted range whose commits this
      * replica does not know. Only between {@link #pastReaderBegins} and {@link #pastReaderEnds}.
      */
     public Visibility pastVisibility(long writerTs) {
-        if (isAborted(writerTs) || pastReaders.wasForgotten(writerTs)) {
-            return Visibility.INVISIBLE;
-        }
-        Visibility inRange = pastRangeVisibility(writerTs, List.of(ranges.items));
-        if (inRange == null) {
-            inRange = pastRangeVisibility(writerTs, pastReaders.forgottenRanges());
-        }
-        return inRange == null ? Visibility.VISIBLE : inRange;
-    }
-
-    private static Visibility pastRangeVisibility(long writerTs, List<AbortedRange> ranges) {
-        for (AbortedRange r : ranges) {
-            if (r.covers(writerTs)) {
-                if (r.isCommitted(writerTs)) {
-                    return Visibility.VISIBLE;
-                }
-                return r.committedKnown() ? Visibility.INVISIBLE : Visibility.ASK_ORACLE;
-            }
-        }
-        return null;
+        return pastReaders.visibility(writerTs, isAborted(writerTs), ranges.items());
     }
 
     /** Commit timestamp the replica holds for {@code writerTs}, or 0. */
@@ -501,19 +442,7 @@ public final class CommitReplica implements DecisionVisitor {
         if (to > highestDecided) {
             highestDecided = to;
         }
-        Ranges current = ranges;
-        for (AbortedRange r : current.items) {
-            if (r.from() == from && r.to() == to) {
-                return;
-            }
-        }
-        List<AbortedRange> next = new ArrayList<>(List.of(current.items));
-        next.add(new AbortedRange(from, to, null));
-        next.sort((a, b) -> Long.compare(a.to(), b.to()));
-        while (next.size() > AbortedRange.MAX_KEPT) {
-            next.remove(0);
-        }
-        ranges = new Ranges(next.toArray(new AbortedRange[0]));
+        ranges = ranges.with(from, to);
     }
 
     /**
@@ -522,15 +451,11 @@ public final class CommitReplica implements DecisionVisitor {
      */
     @Override
     public void onForgetRange(long from, long to) {
-        Ranges current = ranges;
-        List<AbortedRange> next = new ArrayList<>(List.of(current.items));
-        for (AbortedRange r : current.items) {
-            if (r.from() == from && r.to() == to) {
-                pastReaders.forgettingRange(r);
-            }
-        }
-        if (next.removeIf(r -> r.from() == from && r.to() == to)) {
-            ranges = next.isEmpty() ? Ranges.NONE : new Ranges(next.toArray(new AbortedRange[0]));
+        ReplicaRanges current = ranges;
+        AbortedRange forgotten = current.get(from, to);
+        if (forgotten != null) {
+            pastReaders.forgettingRange(forgotten);
+            ranges = current.without(from, to);
         }
     }
 
@@ -568,6 +493,6 @@ public final class CommitReplica implements DecisionVisitor {
     @Override
     public String toString() {
         return "CommitReplica{tInit=" + tInit + ", tMax=" + tMax + ", commits=" + commits.size() + ", aborted="
-                + aborted.size() + ", aborted ranges=" + Arrays.toString(ranges.items) + ", readers=" + Arrays.toString(readers.snapshot()) + "}";
+                + aborted.size() + ", aborted ranges=" + ranges + ", readers=" + Arrays.toString(readers.snapshot()) + "}";
     }
 }

@@ -28,11 +28,35 @@ final class PastReaders {
     private volatile boolean any;
     private final Set<Long> forgotten = ConcurrentHashMap.newKeySet();
     private volatile List<AbortedRange> forgottenRanges = List.of();
-    /** How long a read of the past may last (nanoseconds): a registration its transaction leaked ends then. */
-    private final LongSupplier maxAgeNanos;
+    /** Longest a read of the past lasts when the oracle sets no transaction.max.age.ms. */
+    static final long PAST_READ_MAX_NANOS = 3_600_000_000_000L;
 
-    PastReaders(LongSupplier maxAgeNanos) {
-        this.maxAgeNanos = maxAgeNanos;
+    /** The oracle's transaction.max.age.ms in nanoseconds, 0 for none: how long a read of the past may last. */
+    private final LongSupplier transactionMaxAgeNanos;
+
+    PastReaders(LongSupplier transactionMaxAgeNanos) {
+        this.transactionMaxAgeNanos = transactionMaxAgeNanos;
+    }
+
+    /** How long a read of the past may last (nanoseconds): a registration its transaction leaked ends then. */
+    long maxAgeNanos() {
+        long maxAge = transactionMaxAgeNanos.getAsLong();
+        return maxAge == 0 ? PAST_READ_MAX_NANOS : maxAge;
+    }
+
+    /**
+     * Is the writer {@code writerTs}, which finished before a read of the past's point, committed? {@code aborted}:
+     * the replica knows it aborted; {@code ranges}: the replica's aborted ranges.
+     */
+    Visibility visibility(long writerTs, boolean aborted, List<AbortedRange> ranges) {
+        if (aborted || wasForgotten(writerTs)) {
+            return Visibility.INVISIBLE;
+        }
+        Visibility inRange = ReplicaRanges.pastVisibility(writerTs, ranges);
+        if (inRange == null) {
+            inRange = ReplicaRanges.pastVisibility(writerTs, forgottenRanges);
+        }
+        return inRange == null ? Visibility.VISIBLE : inRange;
     }
 
     /** A read of the past begins; returns the token that ends it. */
@@ -77,17 +101,13 @@ final class PastReaders {
         }
     }
 
-    boolean wasForgotten(long startTs) {
+    private boolean wasForgotten(long startTs) {
         return any && forgotten.contains(startTs);
-    }
-
-    List<AbortedRange> forgottenRanges() {
-        return forgottenRanges;
     }
 
     /** Under the lock: drops registrations older than a read may last (leaked), and says whether any is left. */
     private boolean stillReading() {
-        long oldestAllowed = System.nanoTime() - maxAgeNanos.getAsLong() - MARGIN_NANOS;
+        long oldestAllowed = System.nanoTime() - maxAgeNanos() - MARGIN_NANOS;
         registrations.values().removeIf(began -> began - oldestAllowed < 0);
         if (registrations.isEmpty()) {
             letGo();
