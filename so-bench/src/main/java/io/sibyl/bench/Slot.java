@@ -10,7 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
 /**
- * One outstanding transaction at a time: begin, then commit a write set (or finish, if read-only), then the next.
+ * One outstanding transaction at a time: begin, then commit a write set (with its certified reads, if serializable;
+ * or finish, if read-only), then the next.
  * Everything after the first start runs on the connection's I/O thread, where the client completes its futures;
  * the slot's fields are touched by that thread only, so they need no synchronisation.
  */
@@ -76,9 +77,19 @@ final class Slot {
             next();
             return;
         }
-        long[] rows = driver.writeSets().next(random);
-        commitSent = System.nanoTime();
-        client.commit(startTs, rows).whenComplete(onCommit);
+        CertifiedReads certified = driver.certifiedReads();
+        if (certified == null) {
+            long[] rows = driver.writeSets().next(random);
+            commitSent = System.nanoTime();
+            client.commit(startTs, rows).whenComplete(onCommit);
+        } else {
+            long[] keys = driver.writeSets().nextKeys(random);
+            long[] rows = WriteSets.rowIds(keys);
+            long[] reads = certified.reads(random);
+            long[] granules = certified.granulesWritten(keys);
+            commitSent = System.nanoTime();
+            client.commit(startTs, rows, reads, granules).whenComplete(onCommit);
+        }
     }
 
     private void onCommit(Long commitTs, Throwable error) {
