@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class LoadDriver {
     private final Slot[] slots;
     private final WriteSets writeSets;
-    /** Null under SI: the commit then carries the writes only. */
+    /** Null under SI: the commit then carries the writes only ({@code COMMIT}). */
     private final CertifiedReads certifiedReads;
     private final Pacer pacer;
     private final Metrics metrics = new Metrics();
@@ -26,7 +26,7 @@ final class LoadDriver {
     /** @param loops {@code loops[i]} is the (single-threaded) group connection {@code i} was opened on */
     LoadDriver(BenchOptions o, OracleClient[] clients, EventLoopGroup[] loops) {
         this.writeSets = new WriteSets(KeyChooser.of(o), WriteSetSizes.of(o));
-        this.certifiedReads = o.isolation == BenchOptions.Isolation.SERIALIZABLE ? CertifiedReads.of(o) : null;
+        this.certifiedReads = o.isolation == BenchOptions.Isolation.SI ? null : CertifiedReads.of(o);
         this.pacer = new Pacer(o.rate);
         this.readOnlyFraction = o.readOnlyFraction;
         this.slots = new Slot[o.window];
@@ -69,7 +69,7 @@ final class LoadDriver {
         return writeSets;
     }
 
-    /** The reads a serializable transaction certifies, or null under SI. */
+    /** The reads a transaction certifies and the granules it records, or null under SI. */
     CertifiedReads certifiedReads() {
         return certifiedReads;
     }

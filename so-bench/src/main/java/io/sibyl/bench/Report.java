@@ -130,7 +130,7 @@ final class Report {
                         : "zipfian" + options.zipfTheta,
                 options.readOnlyFraction, options.rate > 0 ? String.format(Locale.ROOT, "%.0f", options.rate) : "max",
                 options.ioThreads, counts.errors(), seconds, pct(bookiesCpu),
-                options.isolation.name().toLowerCase(Locale.ROOT), options.readSet, options.scanRows,
+                options.isolationName(), options.readSet, options.scanRows,
                 options.scanCertification.name().toLowerCase(Locale.ROOT), readConflictPercent());
     }
 }

@@ -53,6 +53,10 @@ class BenchOptionsTest {
                 o.describeWorkload());
         assertTrue(BenchOptions.parse(new String[] {"--read-set", "8"}).describeWorkload()
                 .contains("isolation=si read-set=8 scan=none (reads not sent)"));
+        BenchOptions granules = BenchOptions.parse(new String[] {"--isolation", "si-granules", "--read-set", "8"});
+        assertEquals(BenchOptions.Isolation.SI_GRANULES, granules.isolation);
+        assertEquals(0, CertifiedReads.of(granules).reads(java.util.concurrent.ThreadLocalRandom.current()).length,
+                "si-granules sends the granules written, no reads");
     }
 
     @Test
@@ -72,7 +76,7 @@ class BenchOptionsTest {
         assertMessage("smaller than the largest write set", "--keys", "10", "--write-set", "8",
                 "--write-set-dist", "uniform");
         assertMessage("only to an in-process oracle", "--oracle", "h:1", "--oracle-setting", "port=1");
-        assertMessage("--isolation must be si or serializable", "--isolation", "repeatable-read");
+        assertMessage("--isolation must be si, si-granules or serializable", "--isolation", "repeatable-read");
         assertMessage("--scan-certify must be granules or rows", "--scan-certify", "ranges");
         assertMessage("smaller than the read set", "--keys", "100", "--read-set", "101");
         assertMessage("no such process", "--server-pid", "999999999");
