@@ -29,6 +29,8 @@ final class Slot {
     /** Scheduled start (or actual begin time, when unlimited) of the current transaction. */
     private long start;
     private long commitSent;
+    /** Start timestamp of the transaction being committed, reported cleaned up if it aborts. */
+    private long committing;
 
     Slot(OracleClient client, EventLoopGroup loop, LoadDriver driver) {
         this.client = client;
@@ -77,6 +79,7 @@ final class Slot {
             next();
             return;
         }
+        committing = startTs;
         CertifiedReads certified = driver.certifiedReads();
         if (certified == null) {
             long[] rows = driver.writeSets().next(random);
@@ -100,6 +103,10 @@ final class Slot {
             Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
             if (cause instanceof TransactionAbortedException aborted) {
                 metrics.aborted(aborted.reason());
+                // As a client does once it deleted its versions (the bench wrote none): else the oracle keeps every
+                // aborted transaction, and at max.aborted.transactions refuses begins, which a run with many read
+                // conflicts (a scan's table granule) reaches within seconds.
+                client.cleanedUp(committing);
             } else {
                 failed(cause);
                 return;
