@@ -15,9 +15,20 @@ final class BenchOptions {
     /** How keys are drawn. */
     enum KeyDistribution { UNIFORM, ZIPFIAN }
 
+    /**
+     * What a writing transaction sends at commit: SI its rows written ({@code COMMIT}, so-bench's figures before issue
+     * 17); SI_GRANULES also the range granules written, as the client library sends an SI commit since issue 17;
+     * SERIALIZABLE the rows and granules read too ({@code COMMIT_CERTIFIED} both).
+     */
+    enum Isolation { SI, SI_GRANULES, SERIALIZABLE }
+
+    /** How a serializable transaction's scan is certified: by its range granules, or by its exact rows. */
+    enum ScanCertification { GRANULES, ROWS }
+
     private static final Set<String> VALUED_FLAGS = Set.of("connections", "window", "write-set", "write-set-dist",
             "keys", "key-dist", "zipf-theta", "read-only-fraction", "duration", "warmup", "oracle", "oracle-setting",
-            "rate", "io-threads", "server-pid", "bookies-pid", "label", "progress", "tls");
+            "rate", "io-threads", "server-pid", "bookies-pid", "label", "progress", "tls", "read-set", "isolation",
+            "scan-rows", "scan-certify");
 
     int connections = 1;
     int window = 256;
@@ -27,6 +38,12 @@ final class BenchOptions {
     KeyDistribution keyDistribution = KeyDistribution.UNIFORM;
     double zipfTheta = 0.99;
     double readOnlyFraction = 0;
+    /** Rows read per writing transaction; sent (certified) under SERIALIZABLE only. */
+    int readSet = 0;
+    Isolation isolation = Isolation.SI;
+    /** Consecutive keys one scan per writing transaction reads; 0 = no scan. Sent under SERIALIZABLE only. */
+    int scanRows = 0;
+    ScanCertification scanCertification = ScanCertification.GRANULES;
     double durationSeconds = 30;
     double warmupSeconds = 10;
     /** Null for an oracle started in this JVM. */
@@ -73,6 +90,16 @@ final class BenchOptions {
                 "  --key-dist D             uniform | zipfian (uniform)",
                 "  --zipf-theta T           skew of the zipfian distribution, 0 < T < 1 (0.99)",
                 "  --read-only-fraction F   share of transactions that write nothing and just finish (0)",
+                "  --isolation I            si: commit sends the rows written (COMMIT); si-granules: and the range",
+                "                           granules written (COMMIT_CERTIFIED, as the client library's SI commits);",
+                "                           serializable: and the rows and granules read too (si)",
+                "  --read-set R             rows read per writing transaction, distinct, drawn like the writes;",
+                "                           certified under serializable, not sent otherwise (0)",
+                "  --scan-rows N            one scan of N consecutive keys per writing transaction, certified under",
+                "                           serializable (keys lie in order over 65,536 granules) (0: none)",
+                "  --scan-certify C         granules (what the client sends: a granule per two-byte prefix, the",
+                "                           table's above 256) | rows (the N exact rows, to count the aborts the",
+                "                           granules add) (granules)",
                 "  --duration S             measured seconds (30)",
                 "  --warmup S               seconds of load before measuring (10)",
                 "  --oracle HOST:PORT       oracle to drive, or 'in-process' to start one in this JVM (in-process)",
@@ -166,6 +193,20 @@ final class BenchOptions {
                     throw new UsageException("--rate must be a positive number of transactions per second, got " + v);
                 }
             }
+            case "read-set" -> readSet = (int) whole(name, v, 0, 1 << 20);
+            case "isolation" -> isolation = switch (v.toLowerCase(Locale.ROOT)) {
+                case "si", "snapshot" -> Isolation.SI;
+                case "si-granules" -> Isolation.SI_GRANULES;
+                case "serializable" -> Isolation.SERIALIZABLE;
+                default -> throw new UsageException("--isolation must be si, si-granules or serializable, got '" + v
+                        + "'");
+            };
+            case "scan-rows" -> scanRows = (int) whole(name, v, 0, 1 << 20);
+            case "scan-certify" -> scanCertification = switch (v.toLowerCase(Locale.ROOT)) {
+                case "granules" -> ScanCertification.GRANULES;
+                case "rows" -> ScanCertification.ROWS;
+                default -> throw new UsageException("--scan-certify must be granules or rows, got '" + v + "'");
+            };
             case "io-threads" -> ioThreads = (int) whole(name, v, 1, 256);
             case "server-pid" -> serverPid = whole(name, v, 1, Long.MAX_VALUE);
             case "bookies-pid" -> bookiesPid = whole(name, v, 1, Long.MAX_VALUE);
@@ -211,6 +252,10 @@ final class BenchOptions {
         if (keys < maxWriteSet()) {
             throw new UsageException("--keys " + keys + " is smaller than the largest write set (" + maxWriteSet()
                     + " distinct rows)");
+        }
+        if (keys < Math.max(readSet, scanRows)) {
+            throw new UsageException("--keys " + keys + " is smaller than the read set (" + readSet + " distinct rows)"
+                    + " or the scan (" + scanRows + " rows)");
         }
         if (keyDistribution == KeyDistribution.ZIPFIAN && keys > Integer.MAX_VALUE) {
             throw new UsageException("--key-dist zipfian supports at most " + Integer.MAX_VALUE + " keys");
@@ -269,14 +314,24 @@ final class BenchOptions {
         }
     }
 
+    /** The {@code --isolation} value that selects {@link #isolation}. */
+    String isolationName() {
+        return isolation.name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
     /** One line describing the workload, for the report. */
     String describeWorkload() {
         String sizes = writeSetDistribution == SizeDistribution.FIXED ? "fixed " + writeSet
                 : "uniform 1.." + maxWriteSet() + " (mean " + writeSet + ")";
         String dist = keyDistribution == KeyDistribution.UNIFORM ? "uniform"
                 : "zipfian(theta=" + zipfTheta + ")";
+        String scan = scanRows == 0 ? "none"
+                : scanRows + " rows as " + scanCertification.name().toLowerCase(Locale.ROOT);
+        String reads = String.format(Locale.ROOT, "isolation=%s read-set=%d scan=%s%s",
+                isolationName(), readSet, scan,
+                isolation != Isolation.SERIALIZABLE && readSet + scanRows > 0 ? " (reads not sent)" : "");
         return String.format(Locale.ROOT, "connections=%d window=%d write-set=%s keys=%d key-dist=%s read-only=%s"
-                        + " rate=%s io-threads=%d", connections, window, sizes, keys, dist, readOnlyFraction,
-                rate > 0 ? String.format(Locale.ROOT, "%.0f/s", rate) : "unlimited", ioThreads);
+                        + " rate=%s io-threads=%d %s", connections, window, sizes, keys, dist, readOnlyFraction,
+                rate > 0 ? String.format(Locale.ROOT, "%.0f/s", rate) : "unlimited", ioThreads, reads);
     }
 }

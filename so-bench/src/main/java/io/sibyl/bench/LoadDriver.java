@@ -14,6 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class LoadDriver {
     private final Slot[] slots;
     private final WriteSets writeSets;
+    /** Null under SI: the commit then carries the writes only ({@code COMMIT}). */
+    private final CertifiedReads certifiedReads;
     private final Pacer pacer;
     private final Metrics metrics = new Metrics();
     private final double readOnlyFraction;
@@ -24,6 +26,7 @@ final class LoadDriver {
     /** @param loops {@code loops[i]} is the (single-threaded) group connection {@code i} was opened on */
     LoadDriver(BenchOptions o, OracleClient[] clients, EventLoopGroup[] loops) {
         this.writeSets = new WriteSets(KeyChooser.of(o), WriteSetSizes.of(o));
+        this.certifiedReads = o.isolation == BenchOptions.Isolation.SI ? null : CertifiedReads.of(o);
         this.pacer = new Pacer(o.rate);
         this.readOnlyFraction = o.readOnlyFraction;
         this.slots = new Slot[o.window];
@@ -64,6 +67,11 @@ final class LoadDriver {
 
     WriteSets writeSets() {
         return writeSets;
+    }
+
+    /** The reads a transaction certifies and the granules it records, or null under SI. */
+    CertifiedReads certifiedReads() {
+        return certifiedReads;
     }
 
     double readOnlyFraction() {

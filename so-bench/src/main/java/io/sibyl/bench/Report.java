@@ -56,6 +56,12 @@ final class Report {
         return writers == 0 ? 0 : 100.0 * counts.aborted() / writers;
     }
 
+    /** Read conflicts (a certified read overwritten since the start) as a percentage of the writers. */
+    double readConflictPercent() {
+        long writers = counts.committed() + counts.aborted();
+        return writers == 0 ? 0 : 100.0 * counts.readConflicts() / writers;
+    }
+
     double piggybackBytesPerBegin() {
         return startReplies == 0 ? 0 : (double) deltaBytes / startReplies;
     }
@@ -68,8 +74,9 @@ final class Report {
         out.printf(Locale.ROOT, "  throughput %.0f txn/s committed (%d writers, %d read-only), %.0f txn/s attempted"
                         + " (%d begins sent)%n", txnPerSecond(), counts.committed(), counts.readOnly(),
                 attemptedPerSecond(), counts.begins());
-        out.printf(Locale.ROOT, "  aborts     %.3f%% of commits (%d conflict, %d too old, %d already aborted)%n",
-                abortPercent(), counts.conflicts(), counts.tooOld(), counts.alreadyAborted());
+        out.printf(Locale.ROOT, "  aborts     %.3f%% of commits (%d conflict, %d read conflict, %d too old, %d already"
+                        + " aborted)%n", abortPercent(), counts.conflicts(), counts.readConflicts(), counts.tooOld(),
+                counts.alreadyAborted());
         if (counts.errors() > 0 || lostConnections > 0) {
             out.printf(Locale.ROOT, "  errors     %d (first: %s), connections lost %d%n", counts.errors(), firstError,
                     lostConnections);
@@ -112,7 +119,8 @@ final class Report {
                         + " begin_p99=%.3f commit_p50=%.3f commit_p99=%.3f commit_p999=%.3f txn_p99=%.3f abort_pct=%.3f"
                         + " piggyback_bytes=%.1f bench_cpu=%s oracle_cpu=%s attempted_per_s=%.0f txn_p50=%.3f"
                         + " commit_max=%.3f ws_dist=%s keys=%d key_dist=%s ro=%s rate=%s io_threads=%d errors=%d secs=%.1f"
-                        + " bookies_cpu=%s",
+                        + " bookies_cpu=%s isolation=%s read_set=%d scan_rows=%d scan_certify=%s"
+                        + " read_conflict_pct=%.3f",
                 options.label, options.writeSet, options.connections, options.window, txnPerSecond(), ms(b, 50),
                 ms(b, 99), ms(c, 50), ms(c, 99), ms(c, 99.9), ms(t, 99), abortPercent(), piggybackBytesPerBegin(),
                 pct(benchCpu), pct(oracleCpu), attemptedPerSecond(), ms(t, 50),
@@ -121,6 +129,8 @@ final class Report {
                 options.keyDistribution == BenchOptions.KeyDistribution.UNIFORM ? "uniform"
                         : "zipfian" + options.zipfTheta,
                 options.readOnlyFraction, options.rate > 0 ? String.format(Locale.ROOT, "%.0f", options.rate) : "max",
-                options.ioThreads, counts.errors(), seconds, pct(bookiesCpu));
+                options.ioThreads, counts.errors(), seconds, pct(bookiesCpu),
+                options.isolationName(), options.readSet, options.scanRows,
+                options.scanCertification.name().toLowerCase(Locale.ROOT), readConflictPercent());
     }
 }

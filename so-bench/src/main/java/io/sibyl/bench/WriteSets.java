@@ -4,9 +4,9 @@ import java.util.HashSet;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Builds the write set of one transaction: a size from the size distribution, then that many distinct row ids
- * drawn from the key chooser. A row id is a bijective 64-bit mix of the key number, so distinct keys never collide
- * and the ids look random to the oracle's hash table.
+ * Builds the write set of one transaction: a size from the size distribution, then that many distinct keys drawn
+ * from the key chooser, sent as row ids. A row id is a bijective 64-bit mix of the key number, so distinct keys
+ * never collide and the ids look random to the oracle's hash table.
  */
 final class WriteSets {
     private static final int LINEAR_CHECK_LIMIT = 64;
@@ -19,34 +19,52 @@ final class WriteSets {
         this.sizes = sizes;
     }
 
-    /** A fresh array (the client keeps it until the request is written). */
+    /** A fresh array of row ids (the client keeps it until the request is written). */
     long[] next(ThreadLocalRandom random) {
-        int size = sizes.next(random);
-        long[] rows = new long[size];
+        return rowIds(nextKeys(random));
+    }
+
+    /** The key numbers of a fresh write set, distinct (a serializable slot also derives the granules from them). */
+    long[] nextKeys(ThreadLocalRandom random) {
+        return distinctKeys(keys, sizes.next(random), random);
+    }
+
+    /** {@code size} distinct key numbers drawn from {@code keys}. */
+    static long[] distinctKeys(KeyChooser keys, int size, ThreadLocalRandom random) {
+        long[] drawn = new long[size];
         if (size <= LINEAR_CHECK_LIMIT) {
             int n = 0;
             while (n < size) {
-                long row = rowId(keys.next(random));
-                if (!contains(rows, n, row)) {
-                    rows[n++] = row;
+                long key = keys.next(random);
+                if (!contains(drawn, n, key)) {
+                    drawn[n++] = key;
                 }
             }
         } else {
             HashSet<Long> seen = new HashSet<>(size * 2);
             int n = 0;
             while (n < size) {
-                long row = rowId(keys.next(random));
-                if (seen.add(row)) {
-                    rows[n++] = row;
+                long key = keys.next(random);
+                if (seen.add(key)) {
+                    drawn[n++] = key;
                 }
             }
+        }
+        return drawn;
+    }
+
+    /** The row ids of {@code keys}, in a fresh array. */
+    static long[] rowIds(long[] keys) {
+        long[] rows = new long[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            rows[i] = rowId(keys[i]);
         }
         return rows;
     }
 
-    private static boolean contains(long[] rows, int n, long row) {
+    private static boolean contains(long[] drawn, int n, long key) {
         for (int i = 0; i < n; i++) {
-            if (rows[i] == row) {
+            if (drawn[i] == key) {
                 return true;
             }
         }

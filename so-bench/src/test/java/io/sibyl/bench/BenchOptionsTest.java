@@ -38,6 +38,28 @@ class BenchOptionsTest {
     }
 
     @Test
+    void readsAndIsolation() throws Exception {
+        BenchOptions defaults = BenchOptions.parse(new String[0]);
+        assertEquals(BenchOptions.Isolation.SI, defaults.isolation);
+        assertEquals(0, defaults.readSet);
+        assertEquals(0, defaults.scanRows);
+        BenchOptions o = BenchOptions.parse(new String[] {"--isolation", "Serializable", "--read-set=8",
+                "--scan-rows", "1k", "--scan-certify", "rows"});
+        assertEquals(BenchOptions.Isolation.SERIALIZABLE, o.isolation);
+        assertEquals(8, o.readSet);
+        assertEquals(1000, o.scanRows);
+        assertEquals(BenchOptions.ScanCertification.ROWS, o.scanCertification);
+        assertTrue(o.describeWorkload().contains("isolation=serializable read-set=8 scan=1000 rows as rows"),
+                o.describeWorkload());
+        assertTrue(BenchOptions.parse(new String[] {"--read-set", "8"}).describeWorkload()
+                .contains("isolation=si read-set=8 scan=none (reads not sent)"));
+        BenchOptions granules = BenchOptions.parse(new String[] {"--isolation", "si-granules", "--read-set", "8"});
+        assertEquals(BenchOptions.Isolation.SI_GRANULES, granules.isolation);
+        assertEquals(0, CertifiedReads.of(granules).reads(java.util.concurrent.ThreadLocalRandom.current()).length,
+                "si-granules sends the granules written, no reads");
+    }
+
+    @Test
     void helpWinsOverBadFlags() throws Exception {
         assertTrue(BenchOptions.parse(new String[] {"--nonsense", "--help"}).help);
     }
@@ -54,6 +76,9 @@ class BenchOptionsTest {
         assertMessage("smaller than the largest write set", "--keys", "10", "--write-set", "8",
                 "--write-set-dist", "uniform");
         assertMessage("only to an in-process oracle", "--oracle", "h:1", "--oracle-setting", "port=1");
+        assertMessage("--isolation must be si, si-granules or serializable", "--isolation", "repeatable-read");
+        assertMessage("--scan-certify must be granules or rows", "--scan-certify", "ranges");
+        assertMessage("smaller than the read set", "--keys", "100", "--read-set", "101");
         assertMessage("no such process", "--server-pid", "999999999");
     }
 

@@ -48,6 +48,34 @@ class LoadDriverTest {
     }
 
     @Test
+    void serializableLoopCountsReadConflictsApart() throws Exception {
+        OracleServer server = SmallOracle.start();
+        EventLoopGroup group = new NioEventLoopGroup(1);
+        OracleClient client = OracleClient.connect("127.0.0.1", server.port(), group);
+        try {
+            BenchOptions o = BenchOptions.parse(new String[] {"--window", "32", "--keys", "2000", "--write-set", "2",
+                    "--read-set", "8", "--isolation", "serializable"});
+            LoadDriver driver = new LoadDriver(o, new OracleClient[] {client}, new EventLoopGroup[] {group});
+            driver.start();
+            long deadline = System.currentTimeMillis() + 60_000;
+            Metrics.Counts counts = driver.metrics().snapshot();
+            while (counts.readConflicts() == 0 && System.currentTimeMillis() < deadline) {
+                Thread.sleep(20);
+                counts = driver.metrics().snapshot();
+            }
+            driver.stop();
+            assertTrue(counts.readConflicts() > 0, "8 rows read of 2000, 2 written a commit, must conflict: "
+                    + counts);
+            assertTrue(counts.committed() > 0, "commits: " + counts);
+            assertEquals(0, counts.errors(), driver.metrics().firstError());
+        } finally {
+            client.close();
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+            server.close();
+        }
+    }
+
+    @Test
     void pacedLoopKeepsTheRate() throws Exception {
         Pacer pacer = new Pacer(1000);
         pacer.start(0);
