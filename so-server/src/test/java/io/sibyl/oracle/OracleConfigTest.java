@@ -84,6 +84,16 @@ class OracleConfigTest {
     }
 
     @Test
+    void everyDeclaredKeyIsInTheOperationsTableAndInHelp() throws Exception {
+        Map<String, String> ops = DocTables.settingsTable(Path.of("..", "docs", "operations.md"), "## Settings");
+        Map<String, String> help = OracleConfig.defaults().describe();
+        for (Setting<OracleConfig, ?> s : OracleSettings.SPEC.settings()) {
+            assertTrue(ops.containsKey(s.key()), "docs/operations.md, Settings, lists " + s.key());
+            assertTrue(help.containsKey(s.key()), "--help lists " + s.key());
+        }
+    }
+
+    @Test
     void badValuesAndBadFlagsSayWhatIsAllowedAndHowToWriteIt() {
         Properties small = new Properties();
         small.setProperty("conflict.table.rows", "3");
