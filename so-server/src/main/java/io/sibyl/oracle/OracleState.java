@@ -47,8 +47,8 @@ public final class OracleState {
     private final long reservationBlock;
     private final int maxAborted;
     private final RunningTransactions.AbortSink recordAbort = this::recordAbort;
-    /** Identity (client token) of each connected owner, keyed by owner + 1 (0 marks a free slot). */
-    private final LongLongHashMap identities = new LongLongHashMap(64);
+    /** The client behind each connection, and what it may abort or report cleaned up. */
+    private final OwnerIdentities owners;
     private final RunningTransactions.TimestampSink recordForget = block::forget;
 
     private long clock;
@@ -139,6 +139,7 @@ public final class OracleState {
         commits = new RecentCommits(config.recentCommitsCapacity());
         running = new RunningTransactions(config.maxRunningTransactions(), config.runningTransactionsPerConnection(),
                 config.runningTransactionsPerIdentity());
+        owners = new OwnerIdentities(running, aborted);
         this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
         // A read of the past lasts at most transaction.max.age.ms (an hour without one): its point is kept as long.
@@ -162,20 +163,7 @@ public final class OracleState {
 
         ranges = new InDoubtRanges(recoveredTmax, lastTimestamp, earlierRanges, commitStarts, block);
 
-        long previousCommit = recoveredTmax;
-        for (int i = 0; i < commitStarts.length; i++) {
-            long c = commitTimestamps[i];
-            if (c <= previousCommit || c > lastTimestamp || commitStarts[i] >= c || commitStarts[i] <= 0) {
-                throw new IllegalArgumentException("recovered commit " + commitStarts[i] + " -> " + c + " is not"
-                        + " above T_max " + recoveredTmax + " in ascending commit order");
-            }
-            previousCommit = c;
-            if (commits.isFull()) {
-                tMax = Math.max(tMax, commits.oldestCommitTs());
-                commits.trimTo(tMax);
-            }
-            commits.add(commitStarts[i], c);
-        }
+        tMax = commits.recover(commitStarts, commitTimestamps, recoveredTmax, lastTimestamp);
         for (long ts : abortedTs) {
             aborted.add(ts);
         }
@@ -410,23 +398,12 @@ public final class OracleState {
      * {@code limitKey} (positive; 0: not counted) under {@code max.running.transactions.per.identity}.
      */
     public void connect(int owner, long identity, long limitKey) {
-        if (identity == AbortedTransactions.NOBODY || identity == Long.MIN_VALUE) {
-            throw new IllegalArgumentException("reserved identity " + identity);
-        }
-        identities.put(owner + 1L, identity);
-        if (limitKey > 0) {
-            running.identify(owner, limitKey);
-        }
-    }
-
-    private long identityOf(int owner) {
-        return owner < 0 ? AbortedTransactions.NOBODY : identities.get(owner + 1L, AbortedTransactions.NOBODY);
+        owners.connect(owner, identity, limitKey);
     }
 
     /** True if the running transaction {@code startTs} was begun by a connection of the client {@code identity}. */
     public boolean isClientOf(long startTs, long identity) {
-        long owner = identityOf(running.ownerOf(startTs));
-        return owner != AbortedTransactions.NOBODY && owner == identity;
+        return owners.isClientOf(startTs, identity);
     }
 
     /**
@@ -436,11 +413,7 @@ public final class OracleState {
      * committed once T_max passes it.
      */
     public boolean mayReportCleanedUp(long startTs, long identity) {
-        if (!aborted.contains(startTs)) {
-            return true;
-        }
-        long owner = aborted.identityOf(startTs);
-        return owner != AbortedTransactions.NOBODY && owner == identity;
+        return owners.mayReportCleanedUp(startTs, identity);
     }
 
     /** The client removed every version {@code startTs} wrote. Returns false if it is not an aborted transaction. */
@@ -465,7 +438,7 @@ public final class OracleState {
     public void disconnect(int owner) {
         long abortsBefore = abortCount;
         long oldest = running.finishAllOf(owner, recordAbort);
-        identities.remove(owner + 1L);
+        owners.disconnect(owner);
         running.forgetOwner(owner);
         disconnectAborts += abortCount - abortsBefore;
         if (oldest != Long.MAX_VALUE) {
@@ -499,7 +472,7 @@ public final class OracleState {
     }
 
     private void recordAbort(long ts, int owner) {
-        if (aborted.add(ts, identityOf(owner))) {
+        if (aborted.add(ts, owners.identityOf(owner))) {
             block.abort(ts);
             abortCount++;
         }
@@ -584,17 +557,11 @@ public final class OracleState {
      * it cannot, and how to fix it.
      */
     HistoryPoints.Answer historyAtTimestamp(long ts) {
-        if (!history.enabled()) {
-            return HistoryPoints.Answer.refused(HISTORY_OFF);
-        }
         return history.atTimestamp(ts, clock, running, nanoClock.getAsLong(), System.currentTimeMillis());
     }
 
     /** Where a read of the past at wall-clock time {@code millis} reads ({@link HistoryPoints#atTime}). */
     HistoryPoints.Answer historyAtTime(long millis) {
-        if (!history.enabled()) {
-            return HistoryPoints.Answer.refused(HISTORY_OFF);
-        }
         return history.atTime(millis, clock, running, nanoClock.getAsLong(), System.currentTimeMillis());
     }
 
@@ -607,10 +574,6 @@ public final class OracleState {
     long[] historyFigures() {
         return new long[] {history.size(), history.bytes()};
     }
-
-    private static final String HISTORY_OFF = "reads of the past are off on this oracle (history.retention.ms=0):"
-            + " set history.retention.ms to how far back transactions may read (for example 3600000 for an hour;"
-            + " docs/operations.md)";
 
     /** Last timestamp handed out. */
     public long clock() {
