@@ -36,7 +36,8 @@ public record HistorySettings(long retentionMillis, long intervalMillis, long ma
 
     /** The settings {@code p} gives, defaults for the keys it lacks. */
     static HistorySettings fromProperties(Properties p) {
-        return new HistorySettings(HISTORY_RETENTION_MS.read(p), HISTORY_INTERVAL_MS.read(p), HISTORY_MAX_BYTES.read(p));
+        return new HistorySettings(HISTORY_RETENTION_MS.read(p), HISTORY_INTERVAL_MS.read(p),
+                HISTORY_MAX_BYTES.read(p));
     }
 
     /** True when the oracle keeps points of its past. */

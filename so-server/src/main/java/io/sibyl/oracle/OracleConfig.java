@@ -298,11 +298,12 @@ public record OracleConfig(
     }
 
     /**
-     * Reads the keys {@link OracleSettings} declares and the {@code journal.*} keys ({@link JournalSettings#fromProperties},
-     * which rejects unknown ones); missing keys keep their defaults, other unknown keys are an error.
+     * Reads the keys {@link OracleSettings} declares and the {@code journal.*} keys
+     * ({@link JournalSettings#fromProperties}, which rejects unknown ones); missing keys keep their defaults, other unknown keys are an error.
      */
     public static OracleConfig fromProperties(Properties p) {
-        SPEC.refuseUnknown(p, JournalSettings.PREFIX, "the journal.* settings (so-server --help)");
+        SPEC.refuseUnknown(p, key -> !key.startsWith(JournalSettings.PREFIX),
+                " and the journal.* settings (so-server --help)");
         return new OracleConfig(HOST.read(p), PORT.read(p), IO_THREADS.read(p), CONFLICT_TABLE_ROWS.read(p),
                 RECENT_COMMITS_CAPACITY.read(p), MAX_RUNNING_TRANSACTIONS.read(p), MAX_WRITE_SET_ROWS.read(p),
                 MAX_FRAME_BYTES_SETTING.read(p), TIMESTAMP_RESERVATION_BLOCK.read(p), MAX_BLOCK_RECORDS.read(p),

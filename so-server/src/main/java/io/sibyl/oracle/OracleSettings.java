@@ -24,7 +24,7 @@ public final class OracleSettings {
     }
 
     /** The declarations, in {@code --help}'s order. */
-    public static final SettingsSpec<OracleConfig> SPEC = new SettingsSpec<>("docs/operations.md");
+    public static final SettingsSpec<OracleConfig> SPEC = new SettingsSpec<>("oracle", "docs/operations.md");
 
     private static final String HALF_RUNNING = "half of max.running.transactions";
 
@@ -71,7 +71,8 @@ public final class OracleSettings {
             4096, Range.between(1, MAX_CONNECTIONS), OracleConfig::maxConnections, "open connections (clients,"
                     + " region servers, sweepers, standbys); a connection beyond it gets an error and is closed");
     public static final Setting<OracleConfig, Integer> MAX_CONNECTIONS_PER_IDENTITY = SPEC.integer(
-            "max.connections.per.identity", 0, Range.between(0, MAX_CONNECTIONS).leastMeaning("half of max.connections"),
+            "max.connections.per.identity", 0,
+            Range.between(0, MAX_CONNECTIONS).leastMeaning("half of max.connections"),
             c -> c.identities().maxConnectionsPerIdentity(), c -> "open connections of one identity (0 = half of"
                     + " max.connections, now " + c.connectionsPerIdentity() + "); a connection beyond it gets an"
                     + " error and is closed, other identities' are not");

@@ -34,7 +34,7 @@ final class SessionAuthentication {
         return clientSecret != null;
     }
 
-    /** AUTHENTICATE {@code id}: {@code proof} of the {@code role}'s secret; the ACK or the refusal goes to {@code out}. */
+    /** AUTHENTICATE {@code id}: {@code proof} of {@code role}'s secret; the ACK or the refusal goes to {@code out}. */
     void authenticate(ClientSession session, long id, byte role, byte[] proof, ByteBuf out) {
         boolean admin = role == Wire.AUTH_ADMIN;
         byte[] secret = admin ? adminSecret : clientSecret;

@@ -16,9 +16,9 @@ import java.util.function.Function;
 public final class Setting<C, T> {
 
     /** How a setting's text becomes a value, and a value its text again. */
-    record Type<T>(BiFunction<String, String, T> parse, Function<T, String> format) {
+    public record Type<T>(BiFunction<String, String, T> parse, Function<T, String> format) {
         /** {@code parse} is given the key (for its error message) and the text. */
-        static <T> Type<T> of(BiFunction<String, String, T> parse, Function<T, String> format) {
+        public static <T> Type<T> of(BiFunction<String, String, T> parse, Function<T, String> format) {
             return new Type<>(parse, format);
         }
     }
@@ -70,10 +70,10 @@ public final class Setting<C, T> {
 
     /**
      * Refuses {@code value} when the declared range does not allow it, with a message that names the key, the allowed
-     * values and the page that explains them.
+     * values and the page that explains them. A setting declared without a range is its record's to check.
      */
     public void require(long value) {
-        if (!range.contains(value)) {
+        if (range != null && !range.contains(value)) {
             throw new IllegalArgumentException("invalid value " + value + " for " + key + ": must be " + range.rule()
                     + " (see " + docsPage + ")");
         }
