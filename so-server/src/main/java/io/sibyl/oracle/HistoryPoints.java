@@ -130,6 +130,11 @@ final class HistoryPoints {
         return settings.enabled();
     }
 
+    /** Why a read of the past is refused when the oracle keeps no history, and how to fix it. */
+    private static final String OFF = "reads of the past are off on this oracle (history.retention.ms=0): set"
+            + " history.retention.ms to how far back transactions may read (for example 3600000 for an hour;"
+            + " docs/operations.md)";
+
     /**
      * The first point, at the clock the oracle starts with: nothing runs yet (what ran before a recovery is in an
      * aborted range), and until the first commit every later timestamp reads this state.
@@ -168,6 +173,9 @@ final class HistoryPoints {
 
     /** The state at timestamp {@code ts}, which must be at or below the clock. */
     Answer atTimestamp(long ts, long clock, RunningTransactions running, long nowNanos, long nowMillis) {
+        if (!enabled()) {
+            return Answer.refused(OFF);
+        }
         if (ts > clock) {
             return Answer.refused("timestamp " + ts + " has not been handed out yet (the oracle's clock is at " + clock
                     + "): ask for a timestamp at or below it, or begin an ordinary transaction");
@@ -183,6 +191,9 @@ final class HistoryPoints {
 
     /** The state at wall-clock time {@code millis} (ms since the epoch): every commit decided by then. */
     Answer atTime(long millis, long clock, RunningTransactions running, long nowNanos, long nowMillis) {
+        if (!enabled()) {
+            return Answer.refused(OFF);
+        }
         if (millis > nowMillis) {
             return Answer.refused("time " + millis + " ms is in the oracle's future (its clock reads " + nowMillis
                     + " ms): ask for a time in the past, or begin an ordinary transaction");

@@ -1,5 +1,11 @@
 package io.sibyl.oracle;
 
+import java.util.Properties;
+
+import static io.sibyl.oracle.OracleSettings.HISTORY_INTERVAL_MS;
+import static io.sibyl.oracle.OracleSettings.HISTORY_MAX_BYTES;
+import static io.sibyl.oracle.OracleSettings.HISTORY_RETENTION_MS;
+
 /**
  * The {@code history.*} settings: whether, how far back and how finely the oracle keeps points of its past that
  * read-only transactions can read at (reads of the past, docs/user-guide.md), and how much memory they may take.
@@ -17,24 +23,21 @@ public record HistorySettings(long retentionMillis, long intervalMillis, long ma
     /** Longest retention: 30 days. */
     public static final long MAX_RETENTION_MILLIS = 30L * 86_400_000L;
 
-    /** No reads of the past; one point per second and 64 MiB when enabled. */
+    /** No reads of the past; one point per second and 64 MiB when enabled ({@link OracleSettings}' defaults). */
     public static HistorySettings defaults() {
-        return new HistorySettings(0, 1000, 64L << 20);
+        return fromProperties(new Properties());
     }
 
     public HistorySettings {
-        if (retentionMillis < 0 || retentionMillis > MAX_RETENTION_MILLIS) {
-            throw new IllegalArgumentException("invalid value " + retentionMillis + " for history.retention.ms: must"
-                    + " be 0 (no reads of the past) to " + MAX_RETENTION_MILLIS + " (see docs/operations.md)");
-        }
-        if (intervalMillis < 1 || intervalMillis > 3_600_000L) {
-            throw new IllegalArgumentException("invalid value " + intervalMillis + " for history.interval.ms: must"
-                    + " be 1 to 3600000 (see docs/operations.md)");
-        }
-        if (maxBytes < (1 << 20) || maxBytes > (1L << 40)) {
-            throw new IllegalArgumentException("invalid value " + maxBytes + " for history.max.bytes: must be "
-                    + (1 << 20) + " to " + (1L << 40) + " (see docs/operations.md)");
-        }
+        HISTORY_RETENTION_MS.require(retentionMillis);
+        HISTORY_INTERVAL_MS.require(intervalMillis);
+        HISTORY_MAX_BYTES.require(maxBytes);
+    }
+
+    /** The settings {@code p} gives, defaults for the keys it lacks. */
+    static HistorySettings fromProperties(Properties p) {
+        return new HistorySettings(HISTORY_RETENTION_MS.read(p), HISTORY_INTERVAL_MS.read(p),
+                HISTORY_MAX_BYTES.read(p));
     }
 
     /** True when the oracle keeps points of its past. */

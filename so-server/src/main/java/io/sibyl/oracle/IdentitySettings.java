@@ -6,6 +6,11 @@ import java.util.Locale;
 import java.util.Properties;
 import java.util.Set;
 
+import static io.sibyl.oracle.OracleSettings.ADMIN_IDENTITIES;
+import static io.sibyl.oracle.OracleSettings.MAX_CONNECTIONS_PER_IDENTITY;
+import static io.sibyl.oracle.OracleSettings.MAX_RUNNING_PER_IDENTITY;
+import static io.sibyl.oracle.OracleSettings.TLS_IDENTITY;
+
 /**
  * How the oracle names the client behind a connection and what one client may hold: the certificate field that names
  * a mutual-TLS client ({@code tls.identity}), the certificate identities given the admin role
@@ -55,9 +60,12 @@ public record IdentitySettings(CertificateField certificateField, Set<String> ad
         }
     }
 
-    /** Identities named by their certificates' common names; no admin identity; half the shared limits each. */
+    /**
+     * Identities named by their certificates' common names; no admin identity; half the shared limits each
+     * ({@link OracleSettings}' defaults).
+     */
     public static IdentitySettings defaults() {
-        return new IdentitySettings(CertificateField.CN, Set.of(), 0, 0);
+        return fromProperties(new Properties());
     }
 
     public IdentitySettings {
@@ -65,34 +73,17 @@ public record IdentitySettings(CertificateField certificateField, Set<String> ad
             throw new IllegalArgumentException("tls.identity and admin.identities are required (empty: none)");
         }
         adminIdentities = Set.copyOf(adminIdentities);
-        if (maxRunningTransactionsPerIdentity < 0 || maxRunningTransactionsPerIdentity > OracleConfig.MAX_TABLE_ENTRIES) {
-            throw new IllegalArgumentException("invalid value " + maxRunningTransactionsPerIdentity + " for"
-                    + " max.running.transactions.per.identity: must be 0 (half of max.running.transactions) to "
-                    + OracleConfig.MAX_TABLE_ENTRIES + " (see docs/operations.md)");
-        }
-        if (maxConnectionsPerIdentity < 0 || maxConnectionsPerIdentity > OracleConfig.MAX_CONNECTIONS) {
-            throw new IllegalArgumentException("invalid value " + maxConnectionsPerIdentity + " for"
-                    + " max.connections.per.identity: must be 0 (half of max.connections) to "
-                    + OracleConfig.MAX_CONNECTIONS + " (see docs/operations.md)");
-        }
+        MAX_RUNNING_PER_IDENTITY.require(maxRunningTransactionsPerIdentity);
+        MAX_CONNECTIONS_PER_IDENTITY.require(maxConnectionsPerIdentity);
     }
 
-    /** The settings {@code p} gives, defaults for the keys it lacks; {@code ints} reads a whole-number key. */
-    static IdentitySettings fromProperties(Properties p, IntSetting ints) {
-        IdentitySettings d = defaults();
-        String field = p.getProperty("tls.identity");
-        CertificateField certificateField = field == null ? d.certificateField : CertificateField.parse(field);
+    /** The settings {@code p} gives, defaults for the keys it lacks. */
+    static IdentitySettings fromProperties(Properties p) {
+        CertificateField certificateField = TLS_IDENTITY.read(p);
         // A distinguished name holds commas: its list is separated by semicolons.
         String separator = certificateField == CertificateField.DN ? ";" : ",";
-        return new IdentitySettings(certificateField, split(p.getProperty("admin.identities", ""), separator),
-                ints.read("max.running.transactions.per.identity", d.maxRunningTransactionsPerIdentity),
-                ints.read("max.connections.per.identity", d.maxConnectionsPerIdentity));
-    }
-
-    /** Reads a whole-number setting, refusing what does not fit an int (as {@link OracleConfig} does). */
-    @FunctionalInterface
-    interface IntSetting {
-        int read(String key, int dflt);
+        return new IdentitySettings(certificateField, split(ADMIN_IDENTITIES.read(p), separator),
+                MAX_RUNNING_PER_IDENTITY.read(p), MAX_CONNECTIONS_PER_IDENTITY.read(p));
     }
 
     /** Copy whose running transactions and connections per identity are capped at these (0: half the shared limit). */

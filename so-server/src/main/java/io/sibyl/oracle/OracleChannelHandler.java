@@ -50,7 +50,7 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
-        if (!server.admit()) {
+        if (!server.admission().admit()) {
             refuse(ctx);
             ctx.fireChannelActive();
             return;
@@ -81,7 +81,7 @@ final class OracleChannelHandler extends ChannelInboundHandlerAdapter {
         String reason = "the oracle has as many connections open as its limit allows (max.connections=" + limit
                 + "): this connection is refused; close idle connections (one per client process is enough: its"
                 + " threads share it) or raise the limit on the oracle";
-        server.connectionRefused(ctx.channel(), reason);
+        server.admission().refused(ctx.channel(), reason);
         ctx.writeAndFlush(Frames.errorFrame(ctx.alloc(), Wire.ERR_OVERLOADED, reason)).addListener(f -> {
             if (f.isSuccess() && ctx.channel() instanceof DuplexChannel duplex) {
                 duplex.shutdownOutput();

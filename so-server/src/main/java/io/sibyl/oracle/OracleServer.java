@@ -1,31 +1,18 @@
 package io.sibyl.oracle;
 
-import com.sun.management.UnixOperatingSystemMXBean;
-import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.ServerChannel;
-import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollEventLoopGroup;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sibyl.oracle.journal.FatalErrorListener;
 import io.sibyl.protocol.Frames;
-import io.sibyl.protocol.HostedRangeSweep;
 import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -41,7 +28,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.management.ObjectName;
 
@@ -58,9 +44,6 @@ public final class OracleServer implements AutoCloseable {
     /** How long a recovered oracle waits for its first block (the ABORT_RANGE of in-doubt transactions). */
     private static final long FIRST_BLOCK_TIMEOUT_SECONDS = 60;
     private static final long STATS_TIMEOUT_MILLIS = 5_000;
-    private static final long REFUSAL_LOG_INTERVAL_NANOS = 10_000_000_000L;
-    /** Files the oracle needs besides its client connections: jars, epoll, the journal's bookie and ZooKeeper links. */
-    private static final int FILE_DESCRIPTORS_BESIDES_CONNECTIONS = 256;
 
     private final OracleConfig config;
     private final OracleState state;
@@ -68,20 +51,14 @@ public final class OracleServer implements AutoCloseable {
     private final ReplicationLog log = new ReplicationLog();
     private final Sequencer sequencer;
     private final Thread sequencerThread;
-    private final EventLoopGroup boss;
-    private final EventLoopGroup workers;
+    private final OracleTransport transport;
     private final Channel serverChannel;
     private final AtomicInteger sessionIds = new AtomicInteger();
     private final Set<ClientSession> sessions = ConcurrentHashMap.newKeySet();
-    /** Connections admitted under max.connections and not closed yet (I/O threads admit concurrently). */
-    private final AtomicInteger admitted = new AtomicInteger();
+    private final ConnectionAdmission admission;
     private final IdentityConnections identityConnections;
     private final IdentityRefusals identityRefusals = new IdentityRefusals();
     private final CertificateIdentity certificateIdentity;
-    private final AtomicLong refusedConnections = new AtomicLong();
-    /** When a refused connection was last logged, so that a flood of them does not flood the log. */
-    private final AtomicLong refusalLoggedNanos = new AtomicLong(System.nanoTime() - REFUSAL_LOG_INTERVAL_NANOS);
-    private final AtomicLong refusalsLogged = new AtomicLong();
     private final AtomicReference<String> failure = new AtomicReference<>();
     private final CountDownLatch failed = new CountDownLatch(1);
     private final List<FatalErrorListener> fatalListeners = new ArrayList<>(); // guarded by itself
@@ -95,16 +72,15 @@ public final class OracleServer implements AutoCloseable {
     /** Closes idle client connections ({@code idle.timeout.ms}), or null when it is 0. */
     private final ScheduledFuture<?> idleCheck;
     private OracleStats lastLogged; // owner thread only
-    /** What the background sweep of aborted ranges reports; its phase stays off when it does not run. */
-    private final RangeSweepStatus rangeSweep = new RangeSweepStatus();
-    /** Stops the background sweep of aborted ranges ({@code range.sweep.tables}), or null when none runs. */
-    private volatile AutoCloseable rangeSweepTask;
+    /** The background sweep of aborted ranges ({@code range.sweep.tables}), when it runs. */
+    private final BackgroundRangeSweep rangeSweep = new BackgroundRangeSweep();
 
     private OracleServer(OracleConfig config, Journal journal, OracleState state, ServingLease lease)
             throws InterruptedException {
         this.config = config;
         this.journal = journal;
         this.state = state;
+        this.admission = new ConnectionAdmission(config.maxConnections());
         this.identityConnections = new IdentityConnections(config.connectionsPerIdentity());
         this.certificateIdentity = new CertificateIdentity(config.identities().certificateField());
         this.metrics = new OracleMetrics(() -> onOwner(this::ownMetricsSnapshot, "metrics"), this);
@@ -122,23 +98,15 @@ public final class OracleServer implements AutoCloseable {
             throw e;
         }
         boolean inline = config.inlineSequencer() && config.ioThreads() == 1;
-        boolean epoll = Epoll.isAvailable();
-        Class<? extends ServerChannel> channelClass;
-        if (epoll) {
-            boss = new EpollEventLoopGroup(1, new DefaultThreadFactory("sibyl-accept", true));
-            workers = new EpollEventLoopGroup(config.ioThreads(), new DefaultThreadFactory("sibyl-io", true));
-            channelClass = EpollServerSocketChannel.class;
-        } else {
-            boss = new NioEventLoopGroup(1, new DefaultThreadFactory("sibyl-accept", true));
-            workers = new NioEventLoopGroup(config.ioThreads(), new DefaultThreadFactory("sibyl-io", true));
-            channelClass = NioServerSocketChannel.class;
-        }
+        transport = new OracleTransport(config.ioThreads());
+        EventLoopGroup boss = transport.boss;
+        EventLoopGroup workers = transport.workers;
         // Inline, the only I/O thread owns the state.
         this.sequencer = new Sequencer(state, journal, log, config, PooledByteBufAllocator.DEFAULT,
                 inline ? workers.next() : null, lease, metrics);
         sequencer.onFatalError(this::fatalError);
         sequencer.describeConnectionsWith(this::connectionAddresses);
-        sequencer.describeRangeSweepWith(rangeSweep::figures);
+        sequencer.describeRangeSweepWith(rangeSweep.status()::figures);
         if (inline) {
             sequencerThread = null;
         } else {
@@ -147,37 +115,29 @@ public final class OracleServer implements AutoCloseable {
             sequencerThread.start();
         }
         tls = config.tls().enabled() ? new ServerTls(config.tls(), boss.next()) : null;
-        ServerBootstrap b = new ServerBootstrap()
-                .group(boss, workers)
-                .channel(channelClass)
-                .option(ChannelOption.SO_BACKLOG, 1024)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK,
-                        writeBufferWaterMark(config))
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast("tls", tls != null ? tls.gate() : new PlaintextPortGuard());
-                        ch.pipeline().addLast("frames", new LengthFieldBasedFrameDecoder(config.maxFrameBytes(), 0,
-                                Wire.LENGTH_FIELD_BYTES, 0, Wire.LENGTH_FIELD_BYTES));
-                        ch.pipeline().addLast("oracle", new OracleChannelHandler(OracleServer.this));
-                    }
-                });
+        ChannelInitializer<SocketChannel> pipeline = new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+                ch.pipeline().addLast("tls", tls != null ? tls.gate() : new PlaintextPortGuard());
+                ch.pipeline().addLast("frames", new LengthFieldBasedFrameDecoder(config.maxFrameBytes(), 0,
+                        Wire.LENGTH_FIELD_BYTES, 0, Wire.LENGTH_FIELD_BYTES));
+                ch.pipeline().addLast("oracle", new OracleChannelHandler(OracleServer.this));
+            }
+        };
         try {
-            serverChannel = b.bind(config.host(), config.port()).sync().channel();
+            serverChannel = transport.bind(config.host(), config.port(), config.maxLagBytes(), pipeline);
         } catch (Throwable t) {
             closeMetricsEndpoint(); // a taken client port must not leave the metrics port taken too
             throw t;
         }
         LOG.info("status oracle listening on {} ({} transport, {}, {} I/O threads, sequencer {}, conflict table {}"
-                + " rows, journal {})", serverChannel.localAddress(), epoll ? "epoll" : "nio",
+                + " rows, journal {})", serverChannel.localAddress(), transport.epoll ? "epoll" : "nio",
                 tls == null ? "plaintext" : "TLS " + String.join("/", config.tls().protocols())
                         + (config.tls().trustStore().isEmpty() ? "" : " with client certificates"),
                 config.ioThreads(),
                 inline ? "inline on the I/O thread" : "on its own thread", config.conflictTableRows(),
                 journal.getClass().getSimpleName());
-        warnIfTooFewFileDescriptors(config);
+        admission.warnIfTooFewFileDescriptors();
         long idle = config.idleTimeoutMillis();
         long checkEvery = Math.max(100, Math.min(idle / 4, 10_000));
         idleCheck = idle == 0 ? null : boss.next().scheduleWithFixedDelay(
@@ -191,22 +151,6 @@ public final class OracleServer implements AutoCloseable {
                 every, every, TimeUnit.MILLISECONDS);
     }
 
-    /**
-     * Beyond the process's file-descriptor limit connections fail at accept, before the oracle can tell the client
-     * why, and the journal's own connections may fail too: say so at start-up rather than under load.
-     */
-    private static void warnIfTooFewFileDescriptors(OracleConfig config) {
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof UnixOperatingSystemMXBean os) {
-            long limit = os.getMaxFileDescriptorCount();
-            if (limit < config.maxConnections() + FILE_DESCRIPTORS_BESIDES_CONNECTIONS) {
-                LOG.warn("max.connections={} but this process may open only {} files (ulimit -n): raise the limit to"
-                        + " at least {}, or lower max.connections, so that connections beyond it are refused with a"
-                        + " reason rather than failing at accept", config.maxConnections(), limit,
-                        config.maxConnections() + FILE_DESCRIPTORS_BESIDES_CONNECTIONS);
-            }
-        }
-    }
-
     /** Owner thread: one line of counters, with rates since the previous line. */
     private void logStats() {
         OracleStats now = ownStats();
@@ -216,7 +160,7 @@ public final class OracleServer implements AutoCloseable {
 
     /** Owner thread only. */
     private OracleStats ownStats() {
-        return state.stats(sessions.size(), refusedConnections.get(), journal.appendedBlocks());
+        return state.stats(sessions.size(), admission.refusedCount(), journal.appendedBlocks());
     }
 
     private void closeMetricsEndpoint() {
@@ -268,12 +212,6 @@ public final class OracleServer implements AutoCloseable {
         }
     }
 
-    /** Unwritable (a client not reading) once a connection's outbound backlog passes the metadata lag bound. */
-    private static WriteBufferWaterMark writeBufferWaterMark(OracleConfig config) {
-        int high = (int) Math.min(Integer.MAX_VALUE, config.maxLagBytes());
-        return new WriteBufferWaterMark(high / 2, high);
-    }
-
     /**
      * A recovered state's first block (the ABORT_RANGE of the transactions running at the crash, a raised T_max) is
      * made durable, and published, before any client can connect: so no timestamp is handed out and no connection
@@ -319,7 +257,7 @@ public final class OracleServer implements AutoCloseable {
             throws InterruptedException {
         OracleServer server = new OracleServer(config, journal, state, lease);
         try {
-            server.startRangeSweep();
+            server.rangeSweep.start(config, server.port());
         } catch (RuntimeException e) {
             server.close(); // a sweep that cannot start stops the start: the operator asked for it
             throw e;
@@ -327,48 +265,9 @@ public final class OracleServer implements AutoCloseable {
         return server;
     }
 
-    /**
-     * Starts the background sweep of aborted ranges when {@code range.sweep.tables} asks for it. It runs in the
-     * oracle that serves, because that one knows the moment a failover leaves a range, holds the admin role's
-     * authority and is where operators look (its status and metrics); the sweep itself is the client's
-     * {@code AbortSweeper}, found on the class path (docs/gc.md, "Aborted ranges swept by the leader").
-     */
-    private void startRangeSweep() {
-        RangeSweepSettings s = config.rangeSweep();
-        if (!s.enabled()) {
-            return;
-        }
-        HostedRangeSweep sweep = HostedRangeSweep.find();
-        if (sweep == null) {
-            throw new IllegalStateException("range.sweep.tables is set, but the sweeper (the Sibyl client) is not on"
-                    + " the oracle's class path: run the binary distribution's bin/so-server, whose lib/ holds it, or"
-                    + " leave range.sweep.tables empty and run bin/sibyl-sweep after failovers");
-        }
-        try {
-            rangeSweepTask = sweep.start(new HostedRangeSweep.Settings(config.ha().hostToAdvertise(config.host()),
-                    port(), config.adminSecretFile(), s.tableSet(), s.excludedSet(), s.settleMillis(),
-                    s.intervalMillis(), s.hbaseSite()), rangeSweep);
-        } catch (Exception e) {
-            throw new IllegalStateException("the background sweep of aborted ranges could not start: "
-                    + e.getMessage(), e);
-        }
-    }
-
-    private void stopRangeSweep() {
-        AutoCloseable task = rangeSweepTask;
-        rangeSweepTask = null;
-        if (task != null) {
-            try {
-                task.close();
-            } catch (Exception e) {
-                LOG.debug("stopping the range sweep: {}", e.toString());
-            }
-        }
-    }
-
     /** What the background sweep of aborted ranges reported (its phase is off when it does not run). */
     RangeSweepStatus rangeSweep() {
-        return rangeSweep;
+        return rangeSweep.status();
     }
 
     /** Starts an oracle that keeps its decisions in memory only. */
@@ -429,25 +328,9 @@ public final class OracleServer implements AutoCloseable {
         return sequencer;
     }
 
-    /** Takes a place under max.connections for a new connection; false (nothing taken) when none is left. */
-    boolean admit() {
-        if (admitted.incrementAndGet() <= config.maxConnections()) {
-            return true;
-        }
-        admitted.decrementAndGet();
-        return false;
-    }
-
-    /** A connection was refused at max.connections: logged, at most once per interval with the count since. */
-    void connectionRefused(Channel channel, String reason) {
-        long total = refusedConnections.incrementAndGet();
-        long last = refusalLoggedNanos.get();
-        long now = System.nanoTime();
-        if (now - last >= REFUSAL_LOG_INTERVAL_NANOS && refusalLoggedNanos.compareAndSet(last, now)) {
-            long since = total - refusalsLogged.getAndSet(total);
-            LOG.warn("refused the connection from {} ({} refused in all, {} since the last such message): {}",
-                    channel.remoteAddress(), total, since, reason);
-        }
+    /** Places under max.connections, and the refusals beyond it. */
+    ConnectionAdmission admission() {
+        return admission;
     }
 
     /** Connections accepted since this oracle started (each got a session). */
@@ -457,7 +340,7 @@ public final class OracleServer implements AutoCloseable {
 
     /** Connections refused at max.connections since this oracle started. */
     public long refusedConnections() {
-        return refusedConnections.get();
+        return admission.refusedCount();
     }
 
     ClientSession newSession(Channel channel) {
@@ -472,7 +355,7 @@ public final class OracleServer implements AutoCloseable {
 
     void sessionClosed(ClientSession s) {
         if (sessions.remove(s)) {
-            admitted.decrementAndGet();
+            admission.release();
         }
     }
 
@@ -564,7 +447,7 @@ public final class OracleServer implements AutoCloseable {
      * after a crash).
      */
     public boolean stopCleanly(long timeoutMillis) throws InterruptedException {
-        stopRangeSweep(); // its connection would be refused from here on: a failure to log for nothing
+        rangeSweep.stop(); // its connection would be refused from here on: a failure to log for nothing
         serverChannel.close().awaitUninterruptibly();
         for (ClientSession s : sessions) {
             // Nothing decided after the clean stop: a begin there could reserve new timestamps.
@@ -584,7 +467,7 @@ public final class OracleServer implements AutoCloseable {
 
     @Override
     public void close() {
-        stopRangeSweep();
+        rangeSweep.stop();
         OracleStatsMBean.unregister(jmx);
         closeMetricsEndpoint();
         if (statsLog != null) {
@@ -597,8 +480,7 @@ public final class OracleServer implements AutoCloseable {
         if (tls != null) {
             tls.close();
         }
-        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
-        boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+        transport.shutdown();
         sequencer.stop();
         if (sequencerThread != null) {
             try {

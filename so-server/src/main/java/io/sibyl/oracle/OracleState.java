@@ -1,19 +1,13 @@
 package io.sibyl.oracle;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.sibyl.oracle.journal.Checkpoint;
 import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockWriter;
 import io.sibyl.protocol.Timestamps;
 import io.sibyl.protocol.Wire;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 import java.util.function.LongSupplier;
 
@@ -25,38 +19,17 @@ import java.util.function.LongSupplier;
  * <p>Single-threaded by design: the sequencer thread owns it, so nothing here locks or allocates per request.
  */
 public final class OracleState {
-    private static final Logger LOG = LoggerFactory.getLogger(OracleState.class);
     private static final long[] NONE = new long[0];
-    /** Result of {@link #commit} when the write set conflicts with a transaction that committed after it started. */
-    public static final long CONFLICT = -Wire.ABORT_CONFLICT;
-    /** Result of {@link #commit} when T_max passed the transaction (its conflicts can no longer be checked). */
-    public static final long TOO_OLD = -Wire.ABORT_TOO_OLD;
-    /** Result of {@link #commit} when the transaction was already aborted (by its client or on disconnect). */
-    public static final long ALREADY_ABORTED = -Wire.ABORT_ALREADY_ABORTED;
-    /**
-     * Result of {@link #commit} when a row or range the transaction read was committed by another transaction after
-     * it began (serializable transactions only).
-     */
-    public static final long READ_CONFLICT = -Wire.ABORT_READ_CONFLICT;
-    /** Result of {@link #commit} when the start timestamp is of no transaction the oracle knows. */
-    public static final long UNKNOWN = -100;
-    /** Result of {@link #begin} when the running-transaction limit is reached. */
-    public static final long OVERLOADED = -101;
-    /**
-     * Result of {@link #begin} when the owner (connection) holds {@code max.running.transactions.per.connection}
-     * running transactions: it is refused, others are not.
-     */
-    public static final long OWNER_OVERLOADED = -102;
-    /**
-     * Result of {@link #begin} when {@code max.aborted.transactions} aborted transactions wait for their clean-up:
-     * each is in every replica and every HELLO, so the set is bounded; the sweep frees it.
-     */
-    public static final long ABORTED_SET_FULL = -103;
-    /**
-     * Result of {@link #begin} when the connections of the owner's identity together hold
-     * {@code max.running.transactions.per.identity} running transactions: that client is refused, others are not.
-     */
-    public static final long IDENTITY_OVERLOADED = -104;
+    // The results of begin and commit that are not timestamps: see Decision, where each is explained.
+    public static final long CONFLICT = Decision.CONFLICT.code;
+    public static final long TOO_OLD = Decision.TOO_OLD.code;
+    public static final long ALREADY_ABORTED = Decision.ALREADY_ABORTED.code;
+    public static final long READ_CONFLICT = Decision.READ_CONFLICT.code;
+    public static final long UNKNOWN = Decision.UNKNOWN.code;
+    public static final long OVERLOADED = Decision.OVERLOADED.code;
+    public static final long OWNER_OVERLOADED = Decision.OWNER_OVERLOADED.code;
+    public static final long ABORTED_SET_FULL = Decision.ABORTED_SET_FULL.code;
+    public static final long IDENTITY_OVERLOADED = Decision.IDENTITY_OVERLOADED.code;
 
     private final ConflictTable conflicts;
     private final RecentCommits commits;
@@ -65,18 +38,8 @@ public final class OracleState {
     private final WatermarkHolds holds;
     /** Points of the past for reads of the past ({@code history.*}); disabled by default. */
     private final HistoryPoints history;
-    /** transaction.max.age.ms in nanoseconds; 0: transactions may run for ever. */
-    private final long maxAgeNanos;
-    /**
-     * Samples {clock, nanoClock} taken at least {@link #ageSampleNanos} apart: every timestamp up to the clock had
-     * been handed out at that time, so a sample older than the max age bounds the transactions to expire.
-     */
-    private final ArrayDeque<long[]> ageSamples = new ArrayDeque<>();
-    private static final long AGE_SAMPLE_NANOS = 100_000_000L;
-    /** At most this many samples per max age (one per 100 ms of an hour): a longer max age samples less often. */
-    private static final long MAX_AGE_SAMPLES = 36_000;
-    /** How far apart the age samples are: 100 ms, or longer for a max age above an hour (bounded memory). */
-    private final long ageSampleNanos;
+    /** transaction.max.age.ms: aborts the transactions that ran too long. */
+    private final TransactionExpiry expiry;
     /** Until then (nanoClock) the low watermark is 0, after a recovery; Long.MIN_VALUE for a fresh oracle. */
     private long recoveryHoldEndsNanos;
     private final LongSupplier nanoClock;
@@ -84,8 +47,8 @@ public final class OracleState {
     private final long reservationBlock;
     private final int maxAborted;
     private final RunningTransactions.AbortSink recordAbort = this::recordAbort;
-    /** Identity (client token) of each connected owner, keyed by owner + 1 (0 marks a free slot). */
-    private final LongLongHashMap identities = new LongLongHashMap(64);
+    /** The client behind each connection, and what it may abort or report cleaned up. */
+    private final OwnerIdentities owners;
     private final RunningTransactions.TimestampSink recordForget = block::forget;
 
     private long clock;
@@ -103,15 +66,8 @@ public final class OracleState {
     private long tooOldAborts;
     private long disconnectAborts;
     private long expiredAborts;
-    /** Transactions that were running when earlier oracles stopped (ascending, disjoint); fixed at construction. */
-    private AbortedRange[] ranges;
-    /** Bounds of {@link #ranges}, so that the common case (no range covers a timestamp) costs two comparisons. */
-    private long rangesLow;
-    private long rangesHigh;
-    /** {@link #ranges} encoded once for every HELLO. */
-    private byte[] rangesForHello;
-    /** Ranges reported cleaned up, as {from, to, clock at the report}, forgotten once the watermark passes the clock. */
-    private final List<long[]> rangeForgets = new ArrayList<>();
+    /** Transactions that were running when earlier oracles stopped, aborted; the sweeper's reports of them. */
+    private final InDoubtRanges ranges;
 
     /**
      * Heap bytes the fixed-size tables of an oracle with {@code config} take (conflict table, commit window, running
@@ -183,13 +139,13 @@ public final class OracleState {
         commits = new RecentCommits(config.recentCommitsCapacity());
         running = new RunningTransactions(config.maxRunningTransactions(), config.runningTransactionsPerConnection(),
                 config.runningTransactionsPerIdentity());
+        owners = new OwnerIdentities(running, aborted);
         this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
         // A read of the past lasts at most transaction.max.age.ms (an hour without one): its point is kept as long.
         history = new HistoryPoints(config.history(), config.transactionMaxAgeMillis() > 0
                 ? config.transactionMaxAgeMillis() : 3_600_000L, System.currentTimeMillis());
-        maxAgeNanos = config.transactionMaxAgeMillis() * 1_000_000L;
-        ageSampleNanos = Math.max(AGE_SAMPLE_NANOS, maxAgeNanos / MAX_AGE_SAMPLES);
+        expiry = new TransactionExpiry(config.transactionMaxAgeMillis(), nanoClock);
         // Clients of the oracles before this one may still be reading snapshots that no oracle counts any more.
         recoveryHoldEndsNanos = lastTimestamp > 0
                 ? nanoClock.getAsLong() + Math.max(recoveryHoldMillis, config.readerGraceMillis()) * 1_000_000L
@@ -205,75 +161,27 @@ public final class OracleState {
         announcedTmax = recoveredTmax;
         block.start(clock);
 
-        List<AbortedRange> kept = new ArrayList<>(earlierRanges);
-        AbortedRange fresh = AbortedRange.afterRecovery(recoveredTmax, lastTimestamp, kept, commitStarts);
-        if (fresh != null) {
-            kept.add(fresh);
-            block.abortRange(fresh.from(), fresh.to()); // first record of the first block, before any T_MAX
-        }
-        while (kept.size() > AbortedRange.MAX_KEPT) {
-            AbortedRange dropped = kept.remove(0);
-            LOG.warn("forgetting the oldest aborted range {} (more than {} recoveries): versions its in-doubt"
-                    + " transactions left in the data store would read as committed", dropped, AbortedRange.MAX_KEPT);
-        }
-        setRanges(kept);
+        ranges = new InDoubtRanges(recoveredTmax, lastTimestamp, earlierRanges, commitStarts, block);
 
-        long previousCommit = recoveredTmax;
-        for (int i = 0; i < commitStarts.length; i++) {
-            long c = commitTimestamps[i];
-            if (c <= previousCommit || c > lastTimestamp || commitStarts[i] >= c || commitStarts[i] <= 0) {
-                throw new IllegalArgumentException("recovered commit " + commitStarts[i] + " -> " + c + " is not"
-                        + " above T_max " + recoveredTmax + " in ascending commit order");
-            }
-            previousCommit = c;
-            if (commits.isFull()) {
-                tMax = Math.max(tMax, commits.oldestCommitTs());
-                commits.trimTo(tMax);
-            }
-            commits.add(commitStarts[i], c);
-        }
+        tMax = commits.recover(commitStarts, commitTimestamps, recoveredTmax, lastTimestamp);
         for (long ts : abortedTs) {
             aborted.add(ts);
         }
     }
 
-    private void setRanges(List<AbortedRange> kept) {
-        ranges = kept.toArray(new AbortedRange[0]);
-        rangesLow = ranges.length == 0 ? Long.MAX_VALUE : ranges[0].from();
-        rangesHigh = ranges.length == 0 ? 0 : ranges[ranges.length - 1].to();
-        ByteBuf hello = Unpooled.buffer();
-        AbortedRange.writeAll(hello, kept);
-        rangesForHello = new byte[hello.readableBytes()];
-        hello.readBytes(rangesForHello);
-    }
-
-    /** The aborted range covering {@code ts}, or null. */
-    private AbortedRange rangeOf(long ts) {
-        if (ts <= rangesLow || ts > rangesHigh) {
-            return null;
-        }
-        for (AbortedRange r : ranges) {
-            if (r.covers(ts)) {
-                return r;
-            }
-        }
-        return null;
-    }
-
     /** True if {@code ts} was running when an earlier oracle stopped (no commit, no abort record): aborted. */
     public boolean isInDoubt(long ts) {
-        AbortedRange r = rangeOf(ts);
-        return r != null && r.isInDoubt(ts);
+        return ranges.isInDoubt(ts);
     }
 
     /** The aborted ranges of earlier recoveries, oldest first. */
     public List<AbortedRange> abortedRanges() {
-        return List.of(ranges);
+        return ranges.list();
     }
 
     /** Writes the aborted ranges in the HELLO format ({@link AbortedRange#writeAll}). */
     public void writeAbortedRanges(ByteBuf out) {
-        out.writeBytes(rangesForHello);
+        ranges.writeForHello(out);
     }
 
     /** The next multiple of {@link Timestamps#STEP}: the numbers between are left to fast-path versions. */
@@ -490,23 +398,12 @@ public final class OracleState {
      * {@code limitKey} (positive; 0: not counted) under {@code max.running.transactions.per.identity}.
      */
     public void connect(int owner, long identity, long limitKey) {
-        if (identity == AbortedTransactions.NOBODY || identity == Long.MIN_VALUE) {
-            throw new IllegalArgumentException("reserved identity " + identity);
-        }
-        identities.put(owner + 1L, identity);
-        if (limitKey > 0) {
-            running.identify(owner, limitKey);
-        }
-    }
-
-    private long identityOf(int owner) {
-        return owner < 0 ? AbortedTransactions.NOBODY : identities.get(owner + 1L, AbortedTransactions.NOBODY);
+        owners.connect(owner, identity, limitKey);
     }
 
     /** True if the running transaction {@code startTs} was begun by a connection of the client {@code identity}. */
     public boolean isClientOf(long startTs, long identity) {
-        long owner = identityOf(running.ownerOf(startTs));
-        return owner != AbortedTransactions.NOBODY && owner == identity;
+        return owners.isClientOf(startTs, identity);
     }
 
     /**
@@ -516,11 +413,7 @@ public final class OracleState {
      * committed once T_max passes it.
      */
     public boolean mayReportCleanedUp(long startTs, long identity) {
-        if (!aborted.contains(startTs)) {
-            return true;
-        }
-        long owner = aborted.identityOf(startTs);
-        return owner != AbortedTransactions.NOBODY && owner == identity;
+        return owners.mayReportCleanedUp(startTs, identity);
     }
 
     /** The client removed every version {@code startTs} wrote. Returns false if it is not an aborted transaction. */
@@ -535,17 +428,7 @@ public final class OracleState {
      * {@code (from, to]} (unknown, forgotten already) or its report is pending already.
      */
     public boolean rangeCleanedUp(long from, long to) {
-        boolean known = false;
-        for (AbortedRange r : ranges) {
-            known |= r.from() == from && r.to() == to;
-        }
-        for (long[] pending : rangeForgets) {
-            known &= !(pending[0] == from && pending[1] == to);
-        }
-        if (known) {
-            rangeForgets.add(new long[] {from, to, clock});
-        }
-        return known;
+        return ranges.reportCleanedUp(from, to, clock);
     }
 
     /**
@@ -555,7 +438,7 @@ public final class OracleState {
     public void disconnect(int owner) {
         long abortsBefore = abortCount;
         long oldest = running.finishAllOf(owner, recordAbort);
-        identities.remove(owner + 1L);
+        owners.disconnect(owner);
         running.forgetOwner(owner);
         disconnectAborts += abortCount - abortsBefore;
         if (oldest != Long.MAX_VALUE) {
@@ -574,7 +457,7 @@ public final class OracleState {
         if (running.stateOf(ts) == RunningTransactions.RUNNING) {
             return Wire.STATUS_RUNNING;
         }
-        AbortedRange r = rangeOf(ts);
+        AbortedRange r = ranges.rangeOf(ts);
         if (r != null) {
             // Committed before the crash and forgotten here: its commit timestamp is at or below T_max (the commit
             // window only drops what T_max passed).
@@ -589,7 +472,7 @@ public final class OracleState {
     }
 
     private void recordAbort(long ts, int owner) {
-        if (aborted.add(ts, identityOf(owner))) {
+        if (aborted.add(ts, owners.identityOf(owner))) {
             block.abort(ts);
             abortCount++;
         }
@@ -600,9 +483,9 @@ public final class OracleState {
      * T_max, and returns the encoded block (or null if nothing was decided). The next block starts at once.
      */
     public byte[] sealBlock() {
-        if (maxAgeNanos > 0) {
-            expireOldTransactions();
-        }
+        long abortsBeforeExpiry = abortCount;
+        expiry.expire(clock, running, recordAbort, holds);
+        expiredAborts += abortCount - abortsBeforeExpiry;
         if (tMax > announcedTmax) {
             long abortsBefore = abortCount;
             running.abortStartedBefore(tMax, recordAbort);
@@ -613,63 +496,13 @@ public final class OracleState {
         }
         long watermark = lowWatermark();
         aborted.forgetReportedBefore(watermark, recordForget);
-        if (!rangeForgets.isEmpty()) {
-            forgetCleanedRanges(watermark);
-        }
+        ranges.forgetCleanedUp(watermark, block);
         if (block.isEmpty()) {
             return null;
         }
         byte[] sealed = block.seal();
         block.start(clock);
         return sealed;
-    }
-
-    /**
-     * Aborts the transactions that have run longer than {@code transaction.max.age.ms} (within the sampling period),
-     * so that a transaction its client leaked cannot hold the low watermark down for ever. Their clients stop reading
-     * and writing in them by then on their own; the oldest still holds the watermark for {@code reader.grace.ms}, like
-     * a lost connection's.
-     */
-    private void expireOldTransactions() {
-        long now = nanoClock.getAsLong();
-        if (ageSamples.isEmpty() || now - ageSamples.peekLast()[1] >= ageSampleNanos) {
-            ageSamples.addLast(new long[] {clock, now});
-        }
-        long expireUpTo = -1;
-        while (!ageSamples.isEmpty() && now - ageSamples.peekFirst()[1] >= maxAgeNanos) {
-            expireUpTo = ageSamples.pollFirst()[0];
-        }
-        if (expireUpTo < 0) {
-            return;
-        }
-        long oldest = running.oldest(Long.MAX_VALUE);
-        if (oldest > expireUpTo) {
-            return;
-        }
-        long abortsBefore = abortCount;
-        int expired = running.finishStartedUpTo(expireUpTo, recordAbort);
-        expiredAborts += abortCount - abortsBefore;
-        holds.hold(oldest, now);
-        LOG.warn("aborted {} transactions that ran longer than transaction.max.age.ms={} (started at or before {},"
-                + " the oldest at {}); their clients can no longer read, write or commit in them", expired,
-                maxAgeNanos / 1_000_000L, expireUpTo, oldest);
-    }
-
-    private void forgetCleanedRanges(long watermark) {
-        List<AbortedRange> kept = new ArrayList<>(List.of(ranges));
-        for (Iterator<long[]> it = rangeForgets.iterator(); it.hasNext(); ) {
-            long[] pending = it.next();
-            if (pending[2] < watermark) {
-                it.remove();
-                if (kept.removeIf(r -> r.from() == pending[0] && r.to() == pending[1])) {
-                    block.forgetRange(pending[0], pending[1]);
-                    LOG.info("forgot the aborted range ({}, {}]: its versions were swept", pending[0], pending[1]);
-                }
-            }
-        }
-        if (kept.size() != ranges.length) {
-            setRanges(kept);
-        }
     }
 
     /**
@@ -682,7 +515,7 @@ public final class OracleState {
         int[] n = {0};
         aborted.forEach(ts -> abortedTs[n[0]++] = ts);
         Arrays.sort(abortedTs);
-        return new Checkpoint(announcedTmax, clock, Math.max(clock, reservedUpTo), abortedTs, List.of(ranges));
+        return new Checkpoint(announcedTmax, clock, Math.max(clock, reservedUpTo), abortedTs, ranges.list());
     }
 
     /**
@@ -724,17 +557,11 @@ public final class OracleState {
      * it cannot, and how to fix it.
      */
     HistoryPoints.Answer historyAtTimestamp(long ts) {
-        if (!history.enabled()) {
-            return HistoryPoints.Answer.refused(HISTORY_OFF);
-        }
         return history.atTimestamp(ts, clock, running, nanoClock.getAsLong(), System.currentTimeMillis());
     }
 
     /** Where a read of the past at wall-clock time {@code millis} reads ({@link HistoryPoints#atTime}). */
     HistoryPoints.Answer historyAtTime(long millis) {
-        if (!history.enabled()) {
-            return HistoryPoints.Answer.refused(HISTORY_OFF);
-        }
         return history.atTime(millis, clock, running, nanoClock.getAsLong(), System.currentTimeMillis());
     }
 
@@ -747,10 +574,6 @@ public final class OracleState {
     long[] historyFigures() {
         return new long[] {history.size(), history.bytes()};
     }
-
-    private static final String HISTORY_OFF = "reads of the past are off on this oracle (history.retention.ms=0):"
-            + " set history.retention.ms to how far back transactions may read (for example 3600000 for an hour;"
-            + " docs/operations.md)";
 
     /** Last timestamp handed out. */
     public long clock() {
@@ -837,7 +660,7 @@ public final class OracleState {
      */
     OracleStats stats(int connections, long refusedConnections, long journalBlocks) {
         return new OracleStats(System.currentTimeMillis(), beginCount, refusedBegins, commitCount, abortCount,
-                conflictAborts, tooOldAborts, disconnectAborts, expiredAborts, running.live(), aborted.size(), ranges.length,
+                conflictAborts, tooOldAborts, disconnectAborts, expiredAborts, running.live(), aborted.size(), ranges.count(),
                 commits.size(), clock, tMax, lowWatermark(), connections, refusedConnections, journalBlocks);
     }
 }

@@ -2,7 +2,14 @@ package io.sibyl.oracle;
 
 import java.util.Arrays;
 import java.util.LinkedHashSet;
+import java.util.Properties;
 import java.util.Set;
+
+import static io.sibyl.oracle.OracleSettings.RANGE_SWEEP_EXCLUDE;
+import static io.sibyl.oracle.OracleSettings.RANGE_SWEEP_HBASE_SITE;
+import static io.sibyl.oracle.OracleSettings.RANGE_SWEEP_INTERVAL_MS;
+import static io.sibyl.oracle.OracleSettings.RANGE_SWEEP_SETTLE_MS;
+import static io.sibyl.oracle.OracleSettings.RANGE_SWEEP_TABLES;
 
 /**
  * The {@code range.sweep.*} settings: whether a leading oracle sweeps the aborted ranges of failovers in the
@@ -23,9 +30,15 @@ public record RangeSweepSettings(String tables, String excluded, long settleMill
     /** The sweeper's own default settle time (bin/sibyl-sweep's), 10 minutes: see docs/gc.md, "Settle". */
     public static final long DEFAULT_SETTLE_MS = 600_000;
 
-    /** No background sweep. */
+    /** No background sweep ({@link OracleSettings}' defaults). */
     public static RangeSweepSettings defaults() {
-        return new RangeSweepSettings("", "", DEFAULT_SETTLE_MS, 10_000, "");
+        return fromProperties(new Properties());
+    }
+
+    /** The settings {@code p} gives, defaults for the keys it lacks. */
+    static RangeSweepSettings fromProperties(Properties p) {
+        return new RangeSweepSettings(RANGE_SWEEP_TABLES.read(p), RANGE_SWEEP_EXCLUDE.read(p),
+                RANGE_SWEEP_SETTLE_MS.read(p), RANGE_SWEEP_INTERVAL_MS.read(p), RANGE_SWEEP_HBASE_SITE.read(p));
     }
 
     public RangeSweepSettings {
@@ -36,14 +49,8 @@ public record RangeSweepSettings(String tables, String excluded, long settleMill
         tables = tables.trim();
         excluded = excluded.trim();
         hbaseSite = hbaseSite.trim();
-        if (settleMillis < 0 || settleMillis > 86_400_000L) {
-            throw new IllegalArgumentException("invalid value " + settleMillis + " for range.sweep.settle.ms: must be"
-                    + " 0 to 86400000 (see docs/operations.md)");
-        }
-        if (intervalMillis < 100 || intervalMillis > 86_400_000L) {
-            throw new IllegalArgumentException("invalid value " + intervalMillis + " for range.sweep.interval.ms:"
-                    + " must be 100 to 86400000 (see docs/operations.md)");
-        }
+        RANGE_SWEEP_SETTLE_MS.require(settleMillis);
+        RANGE_SWEEP_INTERVAL_MS.require(intervalMillis);
     }
 
     /** True when a leading oracle sweeps its aborted ranges in the background. */

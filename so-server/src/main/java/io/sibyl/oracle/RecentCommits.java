@@ -28,6 +28,30 @@ public final class RecentCommits {
         return 2L * size * Long.BYTES + LongLongHashMap.footprintBytes(size);
     }
 
+    /**
+     * Fills the window with the commits of a recovered journal ({@code starts} / {@code commits}, ascending by commit
+     * timestamp, all above {@code tMax} and at most {@code lastTimestamp}), raising T_max past the oldest when there
+     * are more than it holds, as when the window fills while running. Returns the T_max to continue with.
+     */
+    long recover(long[] starts, long[] commits, long tMax, long lastTimestamp) {
+        long raised = tMax;
+        long previousCommit = tMax;
+        for (int i = 0; i < starts.length; i++) {
+            long c = commits[i];
+            if (c <= previousCommit || c > lastTimestamp || starts[i] >= c || starts[i] <= 0) {
+                throw new IllegalArgumentException("recovered commit " + starts[i] + " -> " + c + " is not above"
+                        + " T_max " + tMax + " in ascending commit order");
+            }
+            previousCommit = c;
+            if (isFull()) {
+                raised = Math.max(raised, oldestCommitTs());
+                trimTo(raised);
+            }
+            add(starts[i], c);
+        }
+        return raised;
+    }
+
     public boolean isFull() {
         return tail - head == startTs.length;
     }

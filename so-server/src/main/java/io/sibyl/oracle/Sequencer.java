@@ -5,13 +5,11 @@ import io.netty.buffer.ByteBufAllocator;
 import io.sibyl.oracle.journal.FatalErrorListener;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.ProtocolException;
-import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -71,14 +69,18 @@ final class Sequencer implements Runnable {
     private final OracleMetrics metrics;
     /** The oracle's fatal-error path, for an Error in the decision loop. */
     private FatalErrorListener onFatal = (reason, cause) -> LOG.error("fatal: {}", reason, cause);
-    /** The admin secret ({@code admin.secret.file}), or null: then no connection can be admin. */
-    private final byte[] adminSecret;
-    /** The client secret ({@code client.secret.file}), or null: then clients need not authenticate. */
-    private final byte[] clientSecret;
+    /** Checks the client and admin secrets, and words refusals by role. */
+    private final SessionAuthentication authentication;
+    /** True when clients must prove the client secret before their first request. */
+    private final boolean clientSecretRequired;
     /** Answers the admin's status and running-transaction requests. */
     private final AdminRequests adminRequests;
-    /** Refuses BEGINs beyond max.running.transactions.per.identity, logging each identity once a minute. */
-    private final IdentityRefusals identityRefusals = new IdentityRefusals();
+    /** Aborts, finishes and clean-up reports, each allowed to its client or the admin role. */
+    private final TransactionEndings endings;
+    /** Answers the BEGINs the state refused. */
+    private final BeginRefusals beginRefusals;
+    /** Journals sealed blocks and releases their replies. */
+    private final BlockSealer sealer;
 
     /**
      * {@code inlineOwner}: in inline mode, the single I/O thread's executor (it owns the state); null otherwise.
@@ -95,10 +97,11 @@ final class Sequencer implements Runnable {
         this.config = config;
         this.alloc = alloc;
         this.replyHold = new ReplyHold(lease, journal, this::runOnOwner);
-        this.adminSecret = config.adminSecretFile().isEmpty() ? null
-                : SecretProof.readSecret(Path.of(config.adminSecretFile()), "admin.secret.file");
-        this.clientSecret = config.clientSecretFile().isEmpty() ? null
-                : SecretProof.readSecret(Path.of(config.clientSecretFile()), "client.secret.file");
+        this.authentication = new SessionAuthentication(config);
+        this.clientSecretRequired = authentication.clientSecretRequired();
+        this.beginRefusals = new BeginRefusals(state);
+        this.endings = new TransactionEndings(state);
+        this.sealer = new BlockSealer(state, journal, log, replyHold, metrics, touched);
         this.adminRequests = new AdminRequests(state);
         journal.checkpointsFollow();
     }
@@ -251,7 +254,7 @@ final class Sequencer implements Runnable {
         out.writeShort(Wire.VERSION);
         out.writeBytes(session.nonce);
         // The client must AUTHENTICATE before its first request; its certificate may have given it the admin role.
-        out.writeByte((clientSecret != null ? Wire.HELLO_CLIENT_SECRET_REQUIRED : 0)
+        out.writeByte((clientSecretRequired ? Wire.HELLO_CLIENT_SECRET_REQUIRED : 0)
                 | (session.admin ? Wire.HELLO_ADMIN : 0));
         Varints.writeUnsigned(out, state.clock() + 1);
         Varints.writeUnsigned(out, state.tMax());
@@ -267,8 +270,10 @@ final class Sequencer implements Runnable {
         while (in.isReadable()) {
             byte type = in.readByte();
             long id = Varints.readUnsigned(in);
-            if (clientSecret != null && !session.authenticated && type != Wire.AUTHENTICATE) {
-                refuseUnauthenticated(session);
+            if (clientSecretRequired && !session.authenticated && type != Wire.AUTHENTICATE) {
+                if (!session.closeAfterReplies) {
+                    authentication.refuseUnauthenticated(session, out(session));
+                }
                 in.skipBytes(in.readableBytes());
                 return;
             }
@@ -279,40 +284,8 @@ final class Sequencer implements Runnable {
                     }
                     long ts = state.begin(session.id);
                     ByteBuf out = out(session);
-                    if (ts == OracleState.OWNER_OVERLOADED) {
-                        if (!session.warnedQuota) {
-                            // Names the leaking client once; RefusedBegins counts every refusal.
-                            session.warnedQuota = true;
-                            LOG.warn("refusing begins from {}: it holds {} running transactions, the limit per"
-                                    + " connection (max.running.transactions.per.connection={}); it leaks"
-                                    + " transactions or runs more at once than the limit allows",
-                                    session.channel.remoteAddress(), state.runningCountOf(session.id),
-                                    state.maxRunningPerOwner());
-                        }
-                        Frames.writeError(out, id, Wire.ERR_OVERLOADED, "this connection has "
-                                + state.runningCountOf(session.id) + " transactions running, its limit"
-                                + " (max.running.transactions.per.connection=" + state.maxRunningPerOwner() + "):"
-                                + " finish or roll back its open transactions, or raise the limit on the oracle");
-                    } else if (ts == OracleState.IDENTITY_OVERLOADED) {
-                        identityRefusals.refuseBegin(session, id, state.runningCountOfIdentityOf(session.id),
-                                state.maxRunningPerIdentity(), out);
-                    } else if (ts == OracleState.ABORTED_SET_FULL) {
-                        if (!session.warnedQuota) {
-                            session.warnedQuota = true;
-                            LOG.warn("refusing begins: {} aborted transactions wait for their clean-up"
-                                    + " (max.aborted.transactions={}); run bin/sibyl-sweep", state.abortedCount(),
-                                    state.maxAborted());
-                        }
-                        Frames.writeError(out, id, Wire.ERR_OVERLOADED, state.abortedCount() + " aborted transactions"
-                                + " wait for their clean-up, the limit (max.aborted.transactions=" + state.maxAborted()
-                                + "): run bin/sibyl-sweep with the admin secret to delete the versions of lost clients'"
-                                + " transactions, or raise the limit on the oracle");
-                    } else if (ts == OracleState.OVERLOADED) {
-                        // Counted below like any reply, so a frame of refused BEGINs still leaves in blocks of
-                        // max.block.records replies and a client that reads nothing is noticed after one of them.
-                        Frames.writeError(out, id, Wire.ERR_OVERLOADED, state.runningCount() + " transactions are"
-                                + " running, the limit (max.running.transactions=" + state.maxRunning() + "): finish"
-                                + " or roll back open transactions, or raise the limit on the oracle");
+                    if (ts < 0) {
+                        beginRefusals.refuse(Decision.of(ts), session, id, out);
                     } else {
                         out.writeByte(Wire.STARTED);
                         Varints.writeUnsigned(out, id);
@@ -320,56 +293,23 @@ final class Sequencer implements Runnable {
                     }
                 }
                 case Wire.TICKET -> ticket(session, id, in);
-                case Wire.HISTORY_QUERY -> history(session, id, in.readByte(), Varints.readUnsigned(in));
+                case Wire.HISTORY_QUERY -> HistoryReplies.answer(state, out(session), id, in.readByte(),
+                        Varints.readUnsigned(in));
                 case Wire.COMMIT -> commit(session, id, in, false);
                 case Wire.COMMIT_CERTIFIED -> commit(session, id, in, true);
-                case Wire.ABORT -> abort(session, id, Varints.readUnsigned(in));
-                case Wire.CLEANED_UP -> {
-                    long ts = Varints.readUnsigned(in);
-                    if (session.admin || state.mayReportCleanedUp(ts, session.identity.token())) {
-                        state.cleanedUp(ts);
-                        ack(session, id);
-                    } else {
-                        forbidden(session, id, "transaction " + ts + " was aborted on a connection of another"
-                                + " client (one that went away, or one an earlier oracle knew): only the admin role"
-                                + " may report its clean-up; bin/sibyl-sweep does, with the admin secret"
-                                + " (docs/operations.md, Security)");
-                    }
-                }
+                case Wire.ABORT -> endings.abort(session, id, Varints.readUnsigned(in), out(session));
+                case Wire.CLEANED_UP -> endings.cleanedUp(session, id, Varints.readUnsigned(in), out(session));
                 case Wire.RANGE_CLEANED_UP -> {
                     long from = Varints.readUnsigned(in);
-                    long to = Varints.readUnsigned(in);
-                    if (session.admin) {
-                        state.rangeCleanedUp(from, to);
-                        ack(session, id);
-                    } else {
-                        forbidden(session, id, "only the admin role may report the aborted range (" + from + ", "
-                                + to + "] cleaned up; bin/sibyl-sweep does, with the admin secret"
-                                + " (docs/operations.md, Security)");
-                    }
+                    endings.rangeCleanedUp(session, id, from, Varints.readUnsigned(in), out(session));
                 }
                 case Wire.AUTHENTICATE -> {
                     byte role = in.readByte();
                     byte[] proof = new byte[Wire.PROOF_BYTES];
                     in.readBytes(proof);
-                    authenticate(session, id, role, proof);
+                    authentication.authenticate(session, id, role, proof, out(session));
                 }
-                case Wire.FINISH -> {
-                    long ts = Varints.readUnsigned(in);
-                    // Another connection's FINISH would drop a running transaction without an abort record: its
-                    // owner's commit would then fail as unknown, its snapshot would lose the low watermark's
-                    // protection, and versions it wrote would read as committed once T_max passed it. Ignored (a
-                    // FINISH has no reply), and said once per connection.
-                    if (state.begunByAnother(ts, session.id)) {
-                        if (!session.warnedForeignFinish) {
-                            session.warnedForeignFinish = true;
-                            LOG.warn("ignoring FINISH of transaction {} from {}: it was begun on another connection;"
-                                    + " only that connection may finish it", ts, session.channel.remoteAddress());
-                        }
-                    } else {
-                        state.finish(ts);
-                    }
-                }
+                case Wire.FINISH -> endings.finish(session, Varints.readUnsigned(in));
                 case Wire.QUERY -> {
                     long ts = Varints.readUnsigned(in);
                     ByteBuf out = out(session);
@@ -403,48 +343,6 @@ final class Sequencer implements Runnable {
             if (++requestsInBlock >= config.maxBlockRecords()) {
                 sealBlock(); // replies so far leave now, so the client works while we go on
             }
-        }
-    }
-
-    /**
-     * HISTORY_QUERY: where a read of the past reads. Like every reply it leaves with the block, so the delta before it
-     * holds every decision at or below the point's timestamp: the client's replica knows which writers aborted.
-     */
-    private void history(ClientSession session, long id, byte kind, long value) {
-        ByteBuf out = out(session);
-        HistoryPoints.Point point;
-        long bound;
-        long[] committedAfter;
-        if (kind == Wire.HISTORY_OLDEST) {
-            point = state.oldestHistoryPoint();
-            bound = point == null ? 0 : point.snapshotTs;
-            committedAfter = new long[0];
-        } else {
-            HistoryPoints.Answer answer = kind == Wire.HISTORY_AT_TIME
-                    ? state.historyAtTime(value) : state.historyAtTimestamp(value);
-            if (answer.refusal() != null) {
-                Frames.writeError(out, id, Wire.ERR_HISTORY, answer.refusal());
-                return;
-            }
-            point = answer.point();
-            bound = answer.bound();
-            committedAfter = answer.committedAfter();
-        }
-        out.writeByte(Wire.HISTORY_POINT);
-        Varints.writeUnsigned(out, id);
-        out.writeByte(point == null ? Wire.HISTORY_NONE : 0);
-        Varints.writeUnsigned(out, point == null ? 0 : point.snapshotTs);
-        Varints.writeUnsigned(out, bound);
-        writeAscending(out, point == null ? new long[0] : point.running);
-        writeAscending(out, committedAfter);
-    }
-
-    private static void writeAscending(ByteBuf out, long[] values) {
-        Varints.writeUnsigned(out, values.length);
-        long previous = 0;
-        for (long v : values) {
-            Varints.writeUnsigned(out, v - previous);
-            previous = v;
         }
     }
 
@@ -543,89 +441,21 @@ final class Sequencer implements Runnable {
             out.writeByte(Wire.COMMITTED);
             Varints.writeUnsigned(out, id);
             Varints.writeUnsigned(out, result);
-        } else if (result == OracleState.UNKNOWN) {
-            Frames.writeError(out, id, Wire.ERR_UNKNOWN_TRANSACTION, "no running transaction started at " + startTs
-                    + " (it may have finished already, or belong to an oracle that was restarted)");
         } else {
-            out.writeByte(Wire.ABORTED);
-            Varints.writeUnsigned(out, id);
-            out.writeByte((int) -result);
-        }
-    }
-
-    /**
-     * ABORT: a connection aborts its own transactions, and those its client began on connections it lost (same
-     * identity token); the admin role aborts any. Another client's transaction is refused: aborting it would make a
-     * stranger able to fail every commit.
-     */
-    private void abort(ClientSession session, long id, long ts) {
-        if (!state.begunByAnother(ts, session.id)) {
-            state.abort(ts);
-        } else if (session.admin || state.isClientOf(ts, session.identity.token())) {
-            state.abortForOwner(ts); // decided now, but still held under the watermark for its owner
-        } else {
-            forbidden(session, id, "transaction " + ts + " was begun by another client: only that client, or the"
-                    + " admin role, may abort it");
-            return;
-        }
-        ack(session, id);
-    }
-
-    private void authenticate(ClientSession session, long id, byte role, byte[] proof) {
-        boolean admin = role == Wire.AUTH_ADMIN;
-        byte[] secret = admin ? adminSecret : clientSecret;
-        String oracleKey = admin ? "admin.secret.file" : "client.secret.file";
-        String clientKey = admin ? "sibyl.client.admin.secret.file" : "sibyl.client.secret.file";
-        if (role != Wire.AUTH_ADMIN && role != Wire.AUTH_CLIENT) {
-            forbidden(session, id, "unknown authentication role " + role + "; expected " + Wire.AUTH_CLIENT
-                    + " (client) or " + Wire.AUTH_ADMIN + " (admin)");
-        } else if (secret == null) {
-            forbidden(session, id, "this oracle has no " + (admin ? "admin" : "client") + " secret (" + oracleKey
-                    + " is empty): set it on the oracle, and the same secret in " + clientKey);
-        } else if (!SecretProof.verify(secret, role, session.nonce, proof)) {
-            forbidden(session, id, "the " + (admin ? "admin" : "client") + " secret does not match the oracle's:"
-                    + " compare " + clientKey + " with the oracle's " + oracleKey);
-        } else {
-            session.authenticated = true;
-            session.admin |= admin;
-            if (admin) {
-                LOG.info("{} authenticated as admin", session.channel.remoteAddress());
+            Decision decision = Decision.of(result);
+            if (decision == Decision.UNKNOWN) {
+                Frames.writeError(out, id, Wire.ERR_UNKNOWN_TRANSACTION, "no running transaction started at "
+                        + startTs + " (it may have finished already, or belong to an oracle that was restarted)");
+            } else {
+                out.writeByte(Wire.ABORTED);
+                Varints.writeUnsigned(out, id);
+                out.writeByte(decision.abortReason());
             }
-            ack(session, id);
         }
     }
 
-    /**
-     * A request before the client secret was proven: the whole connection is refused (its reply says what to set)
-     * and closed once the reply is out; nothing it sends is decided.
-     */
-    private void refuseUnauthenticated(ClientSession session) {
-        if (session.closeAfterReplies) {
-            return;
-        }
-        session.closeAfterReplies = true;
-        String reason = "this oracle serves only clients that prove its client secret (client.secret.file is set):"
-                + " set sibyl.client.secret.file to the same secret (docs/operations.md, Security)";
-        if (!session.warnedForbidden) {
-            session.warnedForbidden = true;
-            LOG.warn("refused {}: it sent a request without authenticating", session.channel.remoteAddress());
-        }
-        Frames.writeError(out(session), 0, Wire.ERR_FORBIDDEN, reason);
-    }
-
-    /** Refuses a request that needs the admin role or another client's identity; said once per connection in the log. */
     private void forbidden(ClientSession session, long id, String reason) {
-        if (!session.warnedForbidden) {
-            session.warnedForbidden = true;
-            LOG.warn("refused a request from {}: {}", session.channel.remoteAddress(), reason);
-        }
-        Frames.writeError(out(session), id, Wire.ERR_FORBIDDEN, reason);
-    }
-
-    private void ack(ClientSession session, long id) {
-        ByteBuf out = out(session);
-        out.writeByte(Wire.ACK);
-        Varints.writeUnsigned(out, id);
+        SessionAuthentication.forbidden(session, id, reason, out(session));
     }
 
     private void sealBlock() {
@@ -635,50 +465,10 @@ final class Sequencer implements Runnable {
         requestsInBlock = 0;
         firstBeginNanos = OracleMetrics.NONE;
         firstCommitNanos = OracleMetrics.NONE;
-        byte[] block = state.sealBlock();
-        if (block == null && touched.isEmpty()) {
-            return;
-        }
-        long sealedNanos = System.nanoTime();
-        int n = touched.size();
-        ClientSession[] sessions = touched.toArray(new ClientSession[n]);
-        ByteBuf[] replies = new ByteBuf[n];
-        ReplicationLog.Node[] cursors = handshakeCursorUsers > 0 ? new ReplicationLog.Node[n] : null;
-        for (int i = 0; i < n; i++) {
-            ClientSession s = sessions[i];
-            replies[i] = s.pendingReplies;
-            s.pendingReplies = null;
-            s.deliveryScheduled(); // before the block is published: no push may overtake these replies
-            if (cursors != null) {
-                cursors[i] = s.startCursor;
-                s.startCursor = null;
-            }
-        }
+        // A handshake added its session to the block's replies, so the sealer never skips a block that had one.
+        boolean handshakeCursors = handshakeCursorUsers > 0;
         handshakeCursorUsers = 0;
-        touched.clear();
-        Runnable release = () -> {
-            // The replies go out with the metadata up to their own block, never a later one: a later block can hold
-            // a commit after a start timestamp replied here, and a replica must learn T_s before such a commit.
-            ReplicationLog.Node upTo = block != null ? log.publish(block) : log.tail();
-            for (int i = 0; i < n; i++) {
-                sessions[i].deliver(replies[i], cursors == null ? null : cursors[i], upTo);
-            }
-        };
-        // A block without records was not written: its replies (begins, queries) leave only while the lease holds.
-        boolean journaled = block != null;
-        int blockBytes = journaled ? block.length : 0;
-        journal.append(block, () -> {
-            long durableNanos = System.nanoTime();
-            metrics.blockDurable(requests, blockBytes, sealedNanos, durableNanos);
-            replyHold.release(() -> {
-                metrics.repliesReleased(durableNanos, System.nanoTime(), firstBegin, firstCommit);
-                release.run();
-            }, journaled);
-        });
-        if (journal.wantsCheckpoint()) {
-            // Here, and only here, the state is exactly what the journal holds: nothing decided since the append.
-            journal.appendCheckpoint(state.checkpoint());
-        }
+        sealer.seal(requests, firstBegin, firstCommit, handshakeCursors);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.sibyl.oracle;
 
+import io.sibyl.oracle.journal.JournalKeys;
 import io.sibyl.oracle.journal.JournalSettings;
 import org.junit.jupiter.api.Test;
 
@@ -80,6 +81,20 @@ class OracleConfigTest {
         for (Map.Entry<String, String> e : journalCode.entrySet()) {
             assertEquals(e.getValue().isEmpty() ? "empty" : e.getValue(), journal.get(e.getKey()),
                     "default of " + e.getKey());
+        }
+    }
+
+    @Test
+    void everyDeclaredKeyIsInItsDocsTableAndInHelp() throws Exception {
+        Map<String, String> ops = DocTables.settingsTable(Path.of("..", "docs", "operations.md"), "## Settings");
+        Map<String, String> help = OracleConfig.defaults().describe();
+        for (Setting<OracleConfig, ?> s : OracleSettings.SPEC.settings()) {
+            assertTrue(ops.containsKey(s.key()), "docs/operations.md, Settings, lists " + s.key());
+            assertTrue(help.containsKey(s.key()), "--help lists " + s.key());
+        }
+        Map<String, String> journal = DocTables.settingsTable(Path.of("..", "docs", "journal.md"), "## Settings");
+        for (Setting<JournalSettings, ?> s : JournalKeys.SPEC.settings()) {
+            assertTrue(journal.containsKey(s.key()), "docs/journal.md, Settings, lists " + s.key());
         }
     }
 

@@ -95,9 +95,9 @@ class TransactionMaxAgeTest {
             s.sealBlock();
             now.addAndGet(100 * MS);
         }
-        java.lang.reflect.Field f = OracleState.class.getDeclaredField("ageSamples");
+        java.lang.reflect.Field f = OracleState.class.getDeclaredField("expiry");
         f.setAccessible(true);
-        int samples = ((java.util.ArrayDeque<?>) f.get(s)).size();
+        int samples = ((TransactionExpiry) f.get(s)).sampleCount();
         assertTrue(samples <= 40_000, samples + " samples kept for 5.6 hours");
     }
 }

@@ -1,7 +1,14 @@
 package io.sibyl.oracle.ha;
 
+import io.sibyl.oracle.OracleSettings;
+
 import java.io.IOException;
 import java.net.InetAddress;
+import java.util.Properties;
+
+import static io.sibyl.oracle.OracleSettings.ADVERTISED_HOST;
+import static io.sibyl.oracle.OracleSettings.HA;
+import static io.sibyl.oracle.OracleSettings.HA_TAIL_INTERVAL_MS;
 
 /**
  * High-availability settings of one oracle process ({@code ha}, {@code advertised.host}, {@code ha.tail.interval.ms};
@@ -14,8 +21,14 @@ import java.net.InetAddress;
  */
 public record HaSettings(boolean enabled, String advertisedHost, long tailIntervalMs) {
 
+    /** Not in the election ({@link OracleSettings}' defaults). */
     public static HaSettings defaults() {
-        return new HaSettings(false, "", 5);
+        return fromProperties(new Properties());
+    }
+
+    /** The settings {@code p} gives, defaults for the keys it lacks. */
+    public static HaSettings fromProperties(Properties p) {
+        return new HaSettings(HA.read(p), ADVERTISED_HOST.read(p), HA_TAIL_INTERVAL_MS.read(p));
     }
 
     public HaSettings {
@@ -23,10 +36,7 @@ public record HaSettings(boolean enabled, String advertisedHost, long tailInterv
             throw new IllegalArgumentException("invalid value '" + advertisedHost + "' for advertised.host (a host"
                     + " name or address, no port); see docs/operations.md");
         }
-        if (tailIntervalMs < 1 || tailIntervalMs > 10_000) {
-            throw new IllegalArgumentException("invalid value " + tailIntervalMs + " for ha.tail.interval.ms (1 to"
-                    + " 10000); see docs/operations.md");
-        }
+        HA_TAIL_INTERVAL_MS.require(tailIntervalMs);
         advertisedHost = advertisedHost.trim();
     }
 

@@ -1,12 +1,14 @@
 package io.sibyl.oracle.journal;
 
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.Consumer;
+
+import static io.sibyl.oracle.journal.JournalKeys.*;
 
 /**
- * Settings of the BookKeeper journal, its ledger registry and recovery. Every key starts with {@code journal.}; the
- * keys, defaults and meanings are listed by {@link #describe()} and in docs/journal.md.
+ * Settings of the BookKeeper journal, its ledger registry and recovery. Every key starts with {@code journal.} and is
+ * declared, with its default and meaning, in {@link JournalKeys}; {@link #describe()} and docs/journal.md list them.
  *
  * @param zkConnect             ZooKeeper connect string (ledger registry, and BookKeeper metadata by default)
  * @param zkSessionTimeoutMs    ZooKeeper session timeout of the oracle's own session
@@ -69,13 +71,9 @@ public record JournalSettings(
     /** {@code journal.zk.acl} value: only the oracle's identity writes its znodes; the readers may read. */
     public static final String ACL_SECURE = "secure";
 
+    /** The declared defaults ({@link JournalKeys}). */
     public static JournalSettings defaults() {
-        // Ensemble 2, not 3: a recovery re-writes the dead writer's unconfirmed entries to their write set and needs a
-        // bookie outside the ledger's ensemble to stand in for a lost one, so with three bookies a ledger on all three
-        // could not be recovered (no oracle could take over) while one of them is down.
-        return new JournalSettings("127.0.0.1:2181", 10_000, "", "/sibyl/oracle/ledgers", 2, 2, 2,
-                64 * 1024, 1000, true, 32, 64L << 20, 256L << 20, 1_000_000, 10_000, "sibyl", "/sibyl/oracle/leader",
-                "/sibyl/oracle/election", 1, true, "", ACL_OPEN, "world:anyone");
+        return fromProperties(new Properties());
     }
 
     public JournalSettings {
@@ -127,77 +125,76 @@ public record JournalSettings(
     }
 
     public JournalSettings withZooKeeper(String connect, String metadataUri) {
-        return new JournalSettings(connect, zkSessionTimeoutMs, metadataUri, ledgersZnode, ensembleSize, writeQuorum,
-                ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
+        return copy(b -> {
+            b.zkConnect = connect;
+            b.metadataServiceUri = metadataUri;
+        });
     }
 
     public JournalSettings withLedgersZnode(String znode) {
-        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, znode, ensembleSize,
-                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode,
-                electionZnode, retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
+        return copy(b -> b.ledgersZnode = znode);
     }
 
     public JournalSettings withQuorums(int ensemble, int write, int ack) {
-        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensemble, write,
-                ack, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
+        return copy(b -> {
+            b.ensembleSize = ensemble;
+            b.writeQuorum = write;
+            b.ackQuorum = ack;
+        });
     }
 
     public JournalSettings withGroupCommit(int maxBytes, long maxDelayMicros, boolean whenIdle, int addsInFlight) {
-        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
-                writeQuorum, ackQuorum, maxBytes, maxDelayMicros, whenIdle, addsInFlight, maxPendingBytes,
-                ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
+        return copy(b -> {
+            b.groupMaxBytes = maxBytes;
+            b.groupMaxDelayMicros = maxDelayMicros;
+            b.flushWhenIdle = whenIdle;
+            b.maxAddsInFlight = addsInFlight;
+        });
     }
 
     public JournalSettings withRollover(long maxBytes, long maxEntries) {
-        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
-                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, maxBytes, maxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
+        return copy(b -> {
+            b.ledgerMaxBytes = maxBytes;
+            b.ledgerMaxEntries = maxEntries;
+        });
     }
 
     /** Copy with the leader znode and the election parent znode (docs/operations.md, "High availability"). */
     public JournalSettings withLeaderZnodes(String leader, String election) {
-        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
-                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leader, election,
-                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
+        return copy(b -> {
+            b.leaderZnode = leader;
+            b.electionZnode = election;
+        });
     }
 
     public JournalSettings withWriteRetryMs(long millis) {
-        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
-                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, millis, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
+        return copy(b -> b.writeRetryMs = millis);
     }
 
     /** Copy with at least {@code min} ledgers kept registered after checkpoints allow deleting older ones. */
     public JournalSettings withRetainLedgersMin(int min) {
-        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
-                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                min, sweepOrphans, zkAuthFile, zkAcl, zkAclReaders);
+        return copy(b -> b.retainLedgersMin = min);
     }
 
     /** Copy with the oracle's ZooKeeper credentials file, ACL mode and readers (docs/operations.md, "Security"). */
     public JournalSettings withZooKeeperAcl(String authFile, String acl, String readers) {
-        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
-                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweepOrphans, authFile, acl, readers);
+        return copy(b -> {
+            b.zkAuthFile = authFile;
+            b.zkAcl = acl;
+            b.zkAclReaders = readers;
+        });
     }
 
     /** Copy that sweeps (or leaves) orphan ledgers of earlier epochs when it starts as leader. */
     public JournalSettings withSweepOrphans(boolean sweep) {
-        return new JournalSettings(zkConnect, zkSessionTimeoutMs, metadataServiceUri, ledgersZnode, ensembleSize,
-                writeQuorum, ackQuorum, groupMaxBytes, groupMaxDelayMicros, flushWhenIdle, maxAddsInFlight,
-                maxPendingBytes, ledgerMaxBytes, ledgerMaxEntries, writeRetryMs, password, leaderZnode, electionZnode,
-                retainLedgersMin, sweep, zkAuthFile, zkAcl, zkAclReaders);
+        return copy(b -> b.sweepOrphans = sweep);
+    }
+
+    /** A copy with {@code change} made to its settings (the {@code withX} methods). */
+    private JournalSettings copy(Consumer<JournalSettingsBuilder> change) {
+        JournalSettingsBuilder b = new JournalSettingsBuilder(this);
+        change.accept(b);
+        return b.build();
     }
 
     /**
@@ -205,109 +202,18 @@ public record JournalSettings(
      * {@code journal.} are ignored (they belong to the oracle), unknown {@code journal.*} keys are an error.
      */
     public static JournalSettings fromProperties(Properties p) {
-        JournalSettings d = defaults();
-        Map<String, String> known = d.describe();
-        for (String key : p.stringPropertyNames()) {
-            if (key.startsWith(PREFIX) && !known.containsKey(key)) {
-                throw new IllegalArgumentException("unknown journal setting '" + key + "'; known settings: "
-                        + known.keySet());
-            }
-        }
-        return new JournalSettings(
-                p.getProperty("journal.zk.connect", d.zkConnect).trim(),
-                intOf(p, "journal.zk.session.timeout.ms", d.zkSessionTimeoutMs),
-                p.getProperty("journal.bk.metadata.uri", d.metadataServiceUri).trim(),
-                p.getProperty("journal.ledgers.znode", d.ledgersZnode).trim(),
-                intOf(p, "journal.ensemble.size", d.ensembleSize),
-                intOf(p, "journal.write.quorum", d.writeQuorum),
-                intOf(p, "journal.ack.quorum", d.ackQuorum),
-                intOf(p, "journal.group.max.bytes", d.groupMaxBytes),
-                longOf(p, "journal.group.max.delay.us", d.groupMaxDelayMicros),
-                boolOf(p, "journal.group.flush.when.idle", d.flushWhenIdle),
-                intOf(p, "journal.max.adds.in.flight", d.maxAddsInFlight),
-                longOf(p, "journal.max.pending.bytes", d.maxPendingBytes),
-                longOf(p, "journal.ledger.max.bytes", d.ledgerMaxBytes),
-                longOf(p, "journal.ledger.max.entries", d.ledgerMaxEntries),
-                longOf(p, "journal.write.retry.ms", d.writeRetryMs),
-                p.getProperty("journal.password", d.password),
-                p.getProperty("journal.leader.znode", d.leaderZnode).trim(),
-                p.getProperty("journal.election.znode", d.electionZnode).trim(),
-                intOf(p, "journal.retain.ledgers.min", d.retainLedgersMin),
-                boolOf(p, "journal.sweep.orphans", d.sweepOrphans),
-                p.getProperty("journal.zk.auth.file", d.zkAuthFile).trim(),
-                p.getProperty("journal.zk.acl", d.zkAcl).trim(),
-                p.getProperty("journal.zk.acl.readers", d.zkAclReaders).trim());
-    }
-
-    private static int intOf(Properties p, String key, int dflt) {
-        long v = longOf(p, key, dflt);
-        if (v != (int) v) {
-            throw new IllegalArgumentException("setting '" + key + "' is out of range: " + v);
-        }
-        return (int) v;
-    }
-
-    private static long longOf(Properties p, String key, long dflt) {
-        String v = p.getProperty(key);
-        if (v == null) {
-            return dflt;
-        }
-        try {
-            return Long.parseLong(v.trim().replace("_", ""));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("setting '" + key + "' must be a whole number, got '" + v + "'");
-        }
-    }
-
-    private static boolean boolOf(Properties p, String key, boolean dflt) {
-        String v = p.getProperty(key);
-        if (v == null) {
-            return dflt;
-        }
-        return switch (v.trim().toLowerCase()) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> throw new IllegalArgumentException("setting '" + key + "' must be true or false, got '" + v + "'");
-        };
+        SPEC.refuseUnknown(p, key -> key.startsWith(PREFIX), "");
+        return new JournalSettings(ZK_CONNECT.read(p), ZK_SESSION_TIMEOUT_MS.read(p), BK_METADATA_URI.read(p),
+                LEDGERS_ZNODE.read(p), ENSEMBLE_SIZE.read(p), WRITE_QUORUM.read(p), ACK_QUORUM.read(p),
+                GROUP_MAX_BYTES.read(p), GROUP_MAX_DELAY_US.read(p), GROUP_FLUSH_WHEN_IDLE.read(p),
+                MAX_ADDS_IN_FLIGHT.read(p), MAX_PENDING_BYTES.read(p), LEDGER_MAX_BYTES.read(p),
+                LEDGER_MAX_ENTRIES.read(p), WRITE_RETRY_MS.read(p), PASSWORD.read(p), LEADER_ZNODE.read(p),
+                ELECTION_ZNODE.read(p), RETAIN_LEDGERS_MIN.read(p), SWEEP_ORPHANS.read(p), ZK_AUTH_FILE.read(p),
+                ZK_ACL.read(p), ZK_ACL_READERS.read(p));
     }
 
     /** Every setting with its current value and what it is for (the password is not shown). */
     public Map<String, String> describe() {
-        Map<String, String> m = new LinkedHashMap<>();
-        m.put("journal.zk.connect", zkConnect + "  # ZooKeeper ensemble: ledger registry (and BookKeeper metadata)");
-        m.put("journal.zk.session.timeout.ms", zkSessionTimeoutMs
-                + "  # oracle's ZooKeeper session; losing it is fatal");
-        m.put("journal.bk.metadata.uri", (metadataServiceUri.isBlank() ? "" : metadataServiceUri)
-                + "  # BookKeeper metadata URI; empty = zk+null://<journal.zk.connect>/ledgers");
-        m.put("journal.ledgers.znode", ledgersZnode + "  # znode listing the journal's ledgers, oldest first");
-        m.put("journal.ensemble.size", ensembleSize
-                + "  # bookies per ledger; keep it below the number of bookies (a takeover needs a spare)");
-        m.put("journal.write.quorum", writeQuorum + "  # bookies each entry is written to");
-        m.put("journal.ack.quorum", ackQuorum + "  # acknowledgements that make an entry durable");
-        m.put("journal.group.max.bytes", groupMaxBytes + "  # group commit: send an entry once it is this large");
-        m.put("journal.group.max.delay.us", groupMaxDelayMicros
-                + "  # group commit: longest a block waits for company (microseconds)");
-        m.put("journal.group.flush.when.idle", flushWhenIdle + "  # send at once when no add is in flight");
-        m.put("journal.max.adds.in.flight", maxAddsInFlight + "  # entries sent and not yet acknowledged");
-        m.put("journal.max.pending.bytes", maxPendingBytes + "  # unacknowledged bytes before appends block");
-        m.put("journal.ledger.max.bytes", ledgerMaxBytes + "  # roll over to a new ledger after this many bytes");
-        m.put("journal.ledger.max.entries", ledgerMaxEntries + "  # ... or after this many entries");
-        m.put("journal.write.retry.ms", writeRetryMs
-                + "  # after a write failure, keep trying new ledgers this long before giving up (fatal); also the"
-                + " longest an add may stay pending (at least BookKeeper's 5 s add timeout)");
-        m.put("journal.password", "*****  # BookKeeper ledger password (same on every oracle)");
-        m.put("journal.leader.znode", leaderZnode + "  # ephemeral znode where the serving oracle announces itself");
-        m.put("journal.election.znode", electionZnode + "  # parent of the HA candidates' znodes (ha=true)");
-        m.put("journal.retain.ledgers.min", retainLedgersMin
-                + "  # ledgers kept at least when a checkpoint lets older ones be deleted");
-        m.put("journal.sweep.orphans", sweepOrphans
-                + "  # a new leader deletes unregistered ledgers of earlier epochs of its registry");
-        m.put("journal.zk.auth.file", zkAuthFile + "  # file holding user:password, the oracle's ZooKeeper digest"
-                + " identity (empty: none; SASL comes from the JAAS configuration)");
-        m.put("journal.zk.acl", zkAcl + "  # open: anyone may change the oracle's znodes; secure: only the oracle's"
-                + " identity, others read (journal.zk.acl.readers)");
-        m.put("journal.zk.acl.readers", zkAclReaders + "  # with journal.zk.acl=secure: ZooKeeper ids (scheme:id,"
-                + " comma-separated) that may read the oracle's znodes");
-        return m;
+        return SPEC.describe(this);
     }
 }
