@@ -1,17 +1,20 @@
 package io.sibyl.oracle.ha;
 
 import io.sibyl.oracle.journal.BookKeeperCluster;
+import io.sibyl.oracle.journal.DigestFiles;
 import io.sibyl.oracle.tls.TestCertificates;
 import io.sibyl.protocol.SelfSignedTls;
 import io.sibyl.protocol.Wire;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 import javax.net.ssl.SSLSocket;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -20,20 +23,26 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * An HA pair of so-server processes with {@code tls=true} and client certificates: the standby watches the leader
- * over TLS (a certificate problem there would make it depose a live leader, or never notice a dead one), takes over
- * when the leader is killed, and serves TLS clients.
+ * An HA pair of so-server processes with {@code tls=true}, client certificates and ACLs on their ZooKeeper znodes
+ * (a digest identity, {@code journal.zk.acl=secure}): the standby watches the leader over TLS (a certificate problem
+ * there would make it depose a live leader, or never notice a dead one), takes over when the leader is killed, and
+ * serves TLS clients.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class TlsFailoverTest {
     @RegisterExtension
     static final BookKeeperCluster cluster = BookKeeperCluster.perTestClass(3);
 
+    @TempDir
+    Path dir;
+
     @Test
     void aTlsStandbyWatchesTheLeaderOverTlsAndTakesOverWhenItIsKilled() throws Exception {
         SelfSignedTls certs = TestCertificates.get();
         List<String> flags = new ArrayList<>(StandbyTakeoverTest.haFlags(cluster, "tls"));
         flags.addAll(certs.oracleFlags());
+        Path identity = DigestFiles.write(dir, "oracle.digest", "sibyl-oracle:s3cret-of-the-oracles");
+        flags.addAll(List.of("--journal.zk.auth.file=" + identity, "--journal.zk.acl=secure"));
         try (OracleProcess first = new OracleProcess("tls-first", flags)) {
             int firstPort = first.awaitReady(60_000);
             assertEquals(Wire.STARTED, beginOverTls(certs, firstPort), "the leader serves TLS clients");
