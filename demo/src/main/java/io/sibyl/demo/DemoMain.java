@@ -16,6 +16,7 @@ import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
+import picocli.CommandLine.ParameterException;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -60,11 +61,9 @@ public final class DemoMain {
                 OUT.println(DemoFlags.usage());
                 System.exit(0);
             }
-            if (flags.zkConnect == null) {
-                throw new DemoFlags.UsageException("--zk HOST:PORT is required (bin/sibyl-demo passes it)");
-            }
+            flags.requireWiring();
             code = new DemoMain(flags).run();
-        } catch (DemoFlags.UsageException e) {
+        } catch (ParameterException e) {
             System.err.println("sibyl-demo: " + e.getMessage());
             code = 2;
         } catch (Throwable t) {
@@ -164,7 +163,7 @@ public final class DemoMain {
         progress.start();
 
         String killed = null;
-        if (f.failover) {
+        if (f.failover()) {
             sleepUntil(start + (long) (f.killAt() * 1e9));
             killed = killLeader(zk, clock, start);
         }
@@ -319,7 +318,7 @@ public final class DemoMain {
         OUT.printf(Locale.ROOT, "audits: %d scans of all %d accounts in read-only transactions, %d saw a wrong total,"
                         + " %d failed; scan latency %s%n", w.audits.get(), f.accounts, w.auditViolations.get(),
                 w.auditErrors.get(), latency(w.auditLatencyUs));
-        if (f.failover) {
+        if (f.failover()) {
             OUT.println("failover: " + (killed == null ? "the leader was not killed" : killed));
             if (clock.wasKilled()) {
                 OUT.printf(Locale.ROOT, "commit gap: kill -> first commit %s; kill -> first commit of a transaction"

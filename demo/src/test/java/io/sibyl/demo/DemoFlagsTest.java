@@ -1,6 +1,7 @@
 package io.sibyl.demo;
 
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine.ParameterException;
 
 import java.util.List;
 
@@ -16,7 +17,7 @@ class DemoFlagsTest {
         assertEquals(30, f.durationSeconds);
         assertEquals(8, f.threads);
         assertEquals(1000, f.accounts);
-        assertTrue(f.failover);
+        assertTrue(f.failover());
         assertEquals(15.0, f.killAt());
         assertFalse(f.help);
     }
@@ -28,7 +29,7 @@ class DemoFlagsTest {
         assertEquals(12, f.durationSeconds);
         assertEquals(3, f.threads);
         assertEquals(50, f.accounts);
-        assertFalse(f.failover);
+        assertFalse(f.failover());
         assertEquals(2.5, f.killAt());
         assertEquals("127.0.0.1:2181", f.zkConnect);
         assertEquals(List.of(11L, 22L), f.oraclePids);
@@ -38,6 +39,8 @@ class DemoFlagsTest {
     @Test
     void helpIsRecognisedAndTheUsageNamesEveryUserFlag() throws Exception {
         assertTrue(DemoFlags.parse("--threads", "2", "--help").help);
+        assertTrue(DemoFlags.parse("-h").help);
+        assertTrue(DemoFlags.parse("--help", "--accounts", "1").help, "help wins over the range checks");
         for (String flag : List.of("--duration", "--threads", "--accounts", "--auditors", "--opening",
                 "--max-amount", "--kill-at", "--no-failover", "--seed", "--help")) {
             assertTrue(DemoFlags.usage().contains(flag), flag);
@@ -46,20 +49,33 @@ class DemoFlagsTest {
 
     @Test
     void badFlagsAreRejectedNamingTheFlag() {
-        assertMessage("unknown flag --bogus", "--bogus", "1");
-        assertMessage("unknown flag --bogus", "--bogus");
-        assertMessage("unknown flag --failover", "--failover", "--threads", "2");
-        assertMessage("--threads must be at least 1", "--threads", "0");
-        assertMessage("--duration must be a whole number", "--duration", "ten");
-        assertMessage("--accounts needs a value", "--accounts");
+        assertMessage("Unknown options: '--bogus', '1'", "--bogus", "1");
+        assertMessage("Unknown option: '--bogus'", "--bogus");
+        assertMessage("Unknown option: '--failover'", "--failover", "--threads", "2");
+        assertMessage("--threads must be at least 1, got 0", "--threads", "0");
+        assertMessage("--auditors must be at least 0", "--auditors=-1");
+        assertMessage("'--duration': 'ten' is not an int", "--duration", "ten");
+        assertMessage("'--auditors': '9999999999' is not an int", "--auditors", "9999999999");
+        assertMessage("Missing required parameter for option '--accounts'", "--accounts");
         assertMessage("--accounts must be at least 2", "--accounts", "1");
         assertMessage("--kill-at must be below --duration", "--duration", "10", "--kill-at", "10");
-        assertMessage("--no-failover takes no value", "--no-failover=yes");
-        assertMessage("unexpected argument 'x'", "x");
+        assertMessage("--kill-at must be 0 or more seconds", "--kill-at=-1");
+        assertMessage("--kill-at must be 0 or more seconds", "--kill-at", "NaN");
+        assertMessage("'--no-failover': 'yes' is not a boolean", "--no-failover=yes");
+        assertMessage("--oracle-pids must be at least 1", "--oracle-pids=11,0");
+        assertMessage("Unmatched argument at index 0: 'x'", "x");
+    }
+
+    @Test
+    void theDemoItselfNeedsTheScriptsWiringButTheFlagsCheckDoesNot() {
+        DemoFlags withoutWiring = DemoFlags.parse("--duration=5");
+        ParameterException e = assertThrows(ParameterException.class, withoutWiring::requireWiring);
+        assertTrue(e.getMessage().contains("--zk HOST:PORT is required"), e.getMessage());
+        DemoFlags.parse("--zk", "127.0.0.1:2181").requireWiring();
     }
 
     private static void assertMessage(String expected, String... args) {
-        DemoFlags.UsageException e = assertThrows(DemoFlags.UsageException.class, () -> DemoFlags.parse(args));
+        ParameterException e = assertThrows(ParameterException.class, () -> DemoFlags.parse(args));
         assertTrue(e.getMessage().contains(expected), e.getMessage());
     }
 

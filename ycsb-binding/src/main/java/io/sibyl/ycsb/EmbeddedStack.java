@@ -12,9 +12,12 @@ import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.CoprocessorDescriptorBuilder;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
 import java.io.IOException;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -99,25 +102,50 @@ public final class EmbeddedStack implements AutoCloseable {
         }
     }
 
+    /** The command line of {@link #main}: what bin/sibyl-ycsb passes, and --help. */
+    @Command(name = "EmbeddedStack", usageHelpWidth = 110,
+            description = {"Starts the no-HDFS HBase minicluster and an in-process status oracle, creates the tables,"
+                    + " prints 'READY zk=127.0.0.1:<port> oracle=127.0.0.1:<port> ...' and serves until killed"
+                    + " (bin/sibyl-ycsb runs it)."})
+    static final class StackFlags {
+        @Option(names = "--family", paramLabel = "FAMILY",
+                description = "column family of every table created [${DEFAULT-VALUE}]")
+        String family = BindingSettings.DEFAULT_COLUMN_FAMILY;
+
+        @Option(names = "--tables", paramLabel = "TABLE", split = ",", splitSynopsisLabel = ",",
+                description = "tables to create [" + BindingSettings.DEFAULT_TABLE + "]")
+        List<String> tables = List.of(BindingSettings.DEFAULT_TABLE);
+
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "this text")
+        boolean help;
+
+        /** The tables named, each once, blanks left out: bin/sibyl-ycsb appends the user's list to its own. */
+        List<String> tablesToCreate() {
+            return tables.stream().map(String::trim).filter(t -> !t.isEmpty()).distinct().toList();
+        }
+    }
+
     /**
      * Starts the stack, creates the tables, prints {@code READY zk=127.0.0.1:<port> oracle=127.0.0.1:<port>} and
-     * serves until the process is killed. Arguments: {@code [--family family] [--tables usertable,accounts]}.
+     * serves until the process is killed. Flags: {@code [--family family] [--tables usertable,accounts]}; exit
+     * status 2 for a bad one.
      */
     public static void main(String[] args) {
-        String family = BindingSettings.DEFAULT_COLUMN_FAMILY;
-        List<String> tables = List.of(BindingSettings.DEFAULT_TABLE);
-        for (int i = 0; i < args.length; i += 2) {
-            String value = i + 1 < args.length ? args[i + 1] : "";
-            switch (args[i]) {
-                case "--family" -> family = value;
-                case "--tables" -> tables = Arrays.stream(value.split(",")).map(String::trim)
-                        .filter(t -> !t.isEmpty()).distinct().toList();
-                default -> {
-                    System.err.println("usage: EmbeddedStack [--family family] [--tables usertable,accounts]");
-                    System.exit(2);
-                }
-            }
+        StackFlags flags = new StackFlags();
+        CommandLine commandLine = new CommandLine(flags);
+        try {
+            commandLine.parseArgs(args);
+        } catch (ParameterException e) {
+            System.err.println("embedded stack: " + e.getMessage());
+            commandLine.usage(System.err);
+            System.exit(2);
         }
+        if (flags.help) {
+            commandLine.usage(System.out);
+            System.exit(0);
+        }
+        String family = flags.family;
+        List<String> tables = flags.tablesToCreate();
         try {
             long t0 = System.nanoTime();
             EmbeddedStack stack = start();

@@ -1,161 +1,136 @@
 package io.sibyl.bench.ttable;
 
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
+
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
 /** The settings of one ttable-bench run, parsed from {@code --flag value} or {@code --flag=value} arguments. */
+@Command(name = "ttable-bench", sortOptions = false, abbreviateSynopsis = true, usageHelpWidth = 110,
+        description = {"Compares TTable (snapshot-isolation transactions) with a plain HBase Table in one JVM: the"
+                + " no-HDFS HBase minicluster and an in-process oracle are started, a read table is loaded, then every"
+                + " operation runs in interleaved rounds (raw, tx, raw, tx, ...; the order flips every round) with T"
+                + " threads. Flags take '--flag value' or '--flag=value'.", ""},
+        footer = {"", "Output: one line per variant and round, a table, and one RESULT line per comparison. Slowdown"
+                + " is raw throughput / tx throughput - 1 (the extra time per row)."})
 final class BenchFlags {
     /** The three operation groups; each compares raw HBase with TTable. */
     enum Group { GET, SCAN, PUT }
 
-    /** A bad command line, with the message to print before the usage. */
-    static final class UsageException extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        UsageException(String message) {
-            super(message);
-        }
-    }
-
-    private static final Set<String> VALUED = Set.of("rows", "write-rows", "threads", "rounds", "round-seconds",
-            "warmup-seconds", "puts-per-tx", "reads-per-tx", "versions", "load-versions", "value-size", "columns",
-            "scan-rows", "ops", "seed", "only", "staleness-seconds");
-
+    @Option(names = "--rows", paramLabel = "N", converter = WholeNumber.class,
+            description = "rows in the read table [${DEFAULT-VALUE}]")
     int rows = 10_000;
-    /** Key space of the writes (random rows of the two write tables). */
+
+    @Option(names = "--write-rows", paramLabel = "N", converter = WholeNumber.class,
+            description = "key space of the writes (random rows) [${DEFAULT-VALUE}]")
     int writeRows = 1_000_000;
+
+    @Option(names = "--threads", paramLabel = "T", converter = WholeNumber.class,
+            description = "client threads [${DEFAULT-VALUE}]")
     int threads = 4;
+
+    @Option(names = "--rounds", paramLabel = "R", converter = WholeNumber.class,
+            description = "measured rounds per variant [${DEFAULT-VALUE}]")
     int rounds = 6;
+
+    @Option(names = "--round-seconds", paramLabel = "S",
+            description = "length of one round of one variant [2]")
     double roundSeconds = 2;
+
+    @Option(names = "--warmup-seconds", paramLabel = "W",
+            description = "unrecorded warm-up, shared by all variants (2 passes) [25]")
     double warmupSeconds = 25;
+
+    @Option(names = "--puts-per-tx", paramLabel = "K", converter = WholeNumber.class,
+            description = "rows written per transaction in the amortized write test [${DEFAULT-VALUE}]")
     int putsPerTx = 10;
+
+    @Option(names = "--reads-per-tx", paramLabel = "R", converter = WholeNumber.class,
+            description = "gets (scans) per transaction in the amortized read tests [${DEFAULT-VALUE}]")
     int readsPerTx = 10;
+
     /** Versions per column the transactional reads fetch ({@code sibyl.client.read.versions}). */
+    @Option(names = "--versions", paramLabel = "V", converter = WholeNumber.class,
+            description = "versions per column a transactional read fetches (sibyl.client.read.versions)"
+                    + " [${DEFAULT-VALUE}]")
     int versions = 3;
+
     /** Committed versions written per row of the read table at load (reads see the newest). */
+    @Option(names = "--load-versions", paramLabel = "L", converter = WholeNumber.class,
+            description = "committed versions per row in the read table [${DEFAULT-VALUE}]")
     int loadVersions = 1;
+
+    @Option(names = "--value-size", paramLabel = "B", converter = WholeNumber.class,
+            description = "bytes per cell value [${DEFAULT-VALUE}]")
     int valueSize = 100;
+
+    @Option(names = "--columns", paramLabel = "C", converter = WholeNumber.class,
+            description = "columns per row (family cf) [${DEFAULT-VALUE}]")
     int columns = 1;
+
+    @Option(names = "--scan-rows", paramLabel = "N", converter = WholeNumber.class,
+            description = "rows per scan [${DEFAULT-VALUE}]")
     int scanRows = 100;
-    /** Seconds of the staleness probe after the variants (0: none). */
-    double stalenessSeconds = 0;
+
+    // Trimmed around the commas: '--ops "get, put"' meant get and put before picocli too.
+    @Option(names = "--ops", paramLabel = "OP", split = "\\s*,\\s*", splitSynopsisLabel = ",",
+            converter = OperationGroup.class,
+            description = "comma list of get,scan,put [get,scan,put]")
     Set<Group> ops = EnumSet.allOf(Group.class);
+
+    @Option(names = "--seed", paramLabel = "S", description = "random seed [${DEFAULT-VALUE}]")
     long seed = 42;
-    /** Extra variants that split the gap: raw requests shaped like TTable's, and the oracle's begin alone. */
-    boolean explain;
+
     /** If set, only the variants whose name contains one of these texts run (for profiling one of them). */
+    @Option(names = "--only", paramLabel = "TEXT", split = "\\|", splitSynopsisLabel = "|",
+            description = "run only the variants whose name contains a TEXT (to profile one)")
     List<String> only = List.of();
+
+    /** Seconds of the staleness probe after the variants (0: none). */
+    @Option(names = "--staleness-seconds", paramLabel = "S",
+            description = "then measure for S s how long after its acknowledgement a commit of one client is in"
+                    + " read-only snapshots another client begins; with --only none, the probe alone [0: not run]")
+    double stalenessSeconds = 0;
+
+    /** Extra variants that split the gap: raw requests shaped like TTable's, and the oracle's begin alone. */
+    @Option(names = "--explain",
+            description = "add variants that split the gap: raw get and scan with TTable's request shape (time"
+                    + " range, V versions), and the oracle's begin+commit alone (read-only, and with K row ids on a"
+                    + " second oracle connection)")
+    boolean explain;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "this text")
     boolean help;
 
+    @Spec
+    private CommandSpec spec; // the parser, for errors raised by the checks after parsing
+
+    /** The usage text, as '--help' prints it. */
     static String usage() {
-        return String.join("\n",
-                "usage: ttable-bench [flags]   (flags take '--flag value' or '--flag=value')",
-                "Compares TTable (snapshot-isolation transactions) with a plain HBase Table in one JVM: the no-HDFS",
-                "HBase minicluster and an in-process oracle are started, a read table is loaded, then every operation",
-                "runs in interleaved rounds (raw, tx, raw, tx, ...; the order flips every round) with T threads.",
-                "",
-                "  --rows N            rows in the read table                                     [10000]",
-                "  --write-rows N      key space of the writes (random rows)                      [1000000]",
-                "  --threads T         client threads                                             [4]",
-                "  --rounds R          measured rounds per variant                                [6]",
-                "  --round-seconds S   length of one round of one variant                         [2]",
-                "  --warmup-seconds W  unrecorded warm-up, shared by all variants (2 passes)      [25]",
-                "  --puts-per-tx K     rows written per transaction in the amortized write test   [10]",
-                "  --reads-per-tx R    gets (scans) per transaction in the amortized read tests   [10]",
-                "  --versions V        versions per column a transactional read fetches           [3]",
-                "                      (sibyl.client.read.versions)",
-                "  --load-versions L   committed versions per row in the read table               [1]",
-                "  --value-size B      bytes per cell value                                       [100]",
-                "  --columns C         columns per row (family cf)                                [1]",
-                "  --scan-rows N       rows per scan                                              [100]",
-                "  --ops LIST          comma list of get,scan,put                                 [get,scan,put]",
-                "  --seed S            random seed                                                [42]",
-                "  --only 'TEXT|TEXT'  run only the variants whose name contains a TEXT (to profile one)",
-                "  --staleness-seconds S  then measure for S s how long after its acknowledgement a commit of",
-                "                      one client is in read-only snapshots another client begins; with --only none,",
-                "                      the probe alone                                            [0: not run]",
-                "  --explain           add variants that split the gap: raw get and scan with TTable's request",
-                "                      shape (time range, V versions), and the oracle's begin+commit alone",
-                "                      (read-only, and with K row ids on a second oracle connection)",
-                "",
-                "Output: one line per variant and round, a table, and one RESULT line per comparison. Slowdown is",
-                "raw throughput / tx throughput - 1 (the extra time per row).");
+        return new CommandLine(new BenchFlags()).getUsageMessage();
     }
 
-    static BenchFlags parse(String... args) throws UsageException {
+    /** Parses {@code args}; a bad flag throws a {@link ParameterException} whose message names it. */
+    static BenchFlags parse(String... args) {
         BenchFlags f = new BenchFlags();
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("--help") || a.equals("-h")) {
-                f.help = true;
-                continue;
-            }
-            if (!a.startsWith("--")) {
-                throw new UsageException("unexpected argument '" + a + "'");
-            }
-            String name = a.substring(2);
-            String value;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            } else if (VALUED.contains(name)) {
-                if (i + 1 >= args.length) {
-                    throw new UsageException("--" + name + " needs a value");
-                }
-                value = args[++i];
-            } else {
-                value = null;
-            }
-            if (name.equals("explain") && value == null) {
-                f.explain = true;
-                continue;
-            }
-            if (!VALUED.contains(name)) {
-                throw new UsageException("unknown flag --" + name);
-            }
-            f.set(name, value);
+        new CommandLine(f).parseArgs(args);
+        if (!f.help) {
+            f.check();
         }
-        f.check();
         return f;
     }
 
-    private void set(String name, String value) throws UsageException {
-        switch (name) {
-            case "rows" -> rows = intValue(name, value);
-            case "write-rows" -> writeRows = intValue(name, value);
-            case "threads" -> threads = intValue(name, value);
-            case "rounds" -> rounds = intValue(name, value);
-            case "round-seconds" -> roundSeconds = doubleValue(name, value);
-            case "warmup-seconds" -> warmupSeconds = doubleValue(name, value);
-            case "puts-per-tx" -> putsPerTx = intValue(name, value);
-            case "reads-per-tx" -> readsPerTx = intValue(name, value);
-            case "versions" -> versions = intValue(name, value);
-            case "load-versions" -> loadVersions = intValue(name, value);
-            case "value-size" -> valueSize = intValue(name, value);
-            case "columns" -> columns = intValue(name, value);
-            case "scan-rows" -> scanRows = intValue(name, value);
-            case "staleness-seconds" -> stalenessSeconds = doubleValue(name, value);
-            case "seed" -> seed = longValue(name, value);
-            case "only" -> only = List.of(value.split("\\|"));
-            case "ops" -> {
-                ops = EnumSet.noneOf(Group.class);
-                for (String s : value.split(",")) {
-                    String op = s.trim().toUpperCase(Locale.ROOT);
-                    try {
-                        ops.add(Group.valueOf(op));
-                    } catch (IllegalArgumentException e) {
-                        throw new UsageException("--ops: unknown operation '" + s.trim() + "' (get, scan, put)");
-                    }
-                }
-            }
-            default -> throw new UsageException("unknown flag --" + name);
-        }
-    }
-
-    private void check() throws UsageException {
+    /** The ranges picocli's types do not express. */
+    private void check() {
         require(rows >= 1, "--rows must be >= 1");
         require(writeRows >= 1 && writeRows < 1_000_000_000, "--write-rows must be in 1..999999999");
         require(rows < 1_000_000_000, "--rows must be < 1000000000");
@@ -175,33 +150,33 @@ final class BenchFlags {
         require(!ops.isEmpty(), "--ops is empty");
     }
 
-    private static void require(boolean ok, String message) throws UsageException {
+    private void require(boolean ok, String message) {
         if (!ok) {
-            throw new UsageException(message);
+            throw new ParameterException(spec.commandLine(), message);
         }
     }
 
-    private static int intValue(String name, String value) throws UsageException {
-        try {
-            return Integer.parseInt(value.replace("_", ""));
-        } catch (NumberFormatException | NullPointerException e) {
-            throw new UsageException("--" + name + ": not an integer: " + value);
+    /** An int, with '_' allowed between digits as in Java ('--rows 1_000_000'). */
+    static final class WholeNumber implements ITypeConverter<Integer> {
+        @Override
+        public Integer convert(String value) {
+            try {
+                return Integer.parseInt(value.replace("_", ""));
+            } catch (NumberFormatException e) {
+                throw new TypeConversionException("not an integer: " + value);
+            }
         }
     }
 
-    private static long longValue(String name, String value) throws UsageException {
-        try {
-            return Long.parseLong(value);
-        } catch (NumberFormatException | NullPointerException e) {
-            throw new UsageException("--" + name + ": not an integer: " + value);
-        }
-    }
-
-    private static double doubleValue(String name, String value) throws UsageException {
-        try {
-            return Double.parseDouble(value);
-        } catch (NumberFormatException | NullPointerException e) {
-            throw new UsageException("--" + name + ": not a number: " + value);
+    /** One of get, scan, put, in any case. */
+    static final class OperationGroup implements ITypeConverter<Group> {
+        @Override
+        public Group convert(String value) {
+            try {
+                return Group.valueOf(value.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException("unknown operation '" + value + "' (get, scan, put)");
+            }
         }
     }
 

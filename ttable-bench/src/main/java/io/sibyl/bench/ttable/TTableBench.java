@@ -25,6 +25,8 @@ import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.util.Bytes;
+import picocli.CommandLine.ParameterException;
+
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -92,7 +94,7 @@ public final class TTableBench {
         BenchFlags flags;
         try {
             flags = BenchFlags.parse(args);
-        } catch (BenchFlags.UsageException e) {
+        } catch (ParameterException e) {
             System.err.println("ttable-bench: " + e.getMessage());
             System.err.println(BenchFlags.usage());
             System.exit(2);
