@@ -31,6 +31,8 @@ final class HistoryPoints {
     private static final long POINT_OVERHEAD_BYTES = 96;
     /** Longs per commit in a point's log: start, commit timestamp (or fast-path version), decided at (ms). */
     private static final int LOG_STRIDE = 3;
+    /** Longs per chunk of a point's log: 4,096 commits. */
+    private static final int CHUNK_LONGS = LOG_STRIDE * 4096;
     /** Start timestamp logged for a ticket: its version matters, it has no start. */
     private static final long NO_START = 0;
 
@@ -41,7 +43,13 @@ final class HistoryPoints {
         final long recordedNanos;
         /** Start timestamps of the transactions running at the point, ascending. */
         final long[] running;
-        private long[] log = new long[LOG_STRIDE * 16];
+        /**
+         * The log: full chunks of {@link #CHUNK_LONGS}, then the one being filled, which starts small and doubles up to
+         * that size. A quiet point logs a few commits; a busy second logs hundreds of thousands, which one doubling
+         * array would copy and reallocate in ever larger pieces on the sequencer thread.
+         */
+        private final List<long[]> full = new ArrayList<>();
+        private long[] current = new long[LOG_STRIDE * 16];
         private int logged;
 
         Point(long snapshotTs, long recordedMillis, long recordedNanos, long[] running) {
@@ -53,29 +61,40 @@ final class HistoryPoints {
 
         /** Returns the bytes added. */
         long append(long startTs, long version, long millis) {
+            int at = logged % CHUNK_LONGS;
             long added = 0;
-            if (logged + LOG_STRIDE > log.length) {
-                long[] bigger = Arrays.copyOf(log, log.length * 2);
-                added = 8L * (bigger.length - log.length);
-                log = bigger;
+            if (at == 0 && logged > 0) {
+                full.add(current); // at CHUNK_LONGS: the next chunk starts at that size
+                current = new long[CHUNK_LONGS];
+                added = 8L * CHUNK_LONGS;
+            } else if (at + LOG_STRIDE > current.length) {
+                long[] bigger = Arrays.copyOf(current, Math.min(CHUNK_LONGS, current.length * 2));
+                added = 8L * (bigger.length - current.length);
+                current = bigger;
             }
-            log[logged++] = startTs;
-            log[logged++] = version;
-            log[logged++] = millis;
+            current[at] = startTs;
+            current[at + 1] = version;
+            current[at + 2] = millis;
+            logged += LOG_STRIDE;
             return added;
         }
 
         long bytes() {
-            return POINT_OVERHEAD_BYTES + 8L * running.length + 8L * log.length;
+            return POINT_OVERHEAD_BYTES + 8L * running.length + 8L * CHUNK_LONGS * full.size() + 8L * current.length;
+        }
+
+        private long at(int i) {
+            int chunk = i / CHUNK_LONGS;
+            return (chunk < full.size() ? full.get(chunk) : current)[i % CHUNK_LONGS];
         }
 
         /** Start timestamps of the transactions that committed after the point, at or below {@code bound}. */
         long[] committedUpTo(long bound) {
             long[] starts = new long[logged / LOG_STRIDE];
             int n = 0;
-            for (int i = 0; i < logged && log[i + 1] <= bound; i += LOG_STRIDE) {
-                if (log[i] != NO_START) {
-                    starts[n++] = log[i];
+            for (int i = 0; i < logged && at(i + 1) <= bound; i += LOG_STRIDE) {
+                if (at(i) != NO_START) {
+                    starts[n++] = at(i);
                 }
             }
             long[] out = Arrays.copyOf(starts, n);
@@ -86,8 +105,8 @@ final class HistoryPoints {
         /** The highest commit timestamp or version decided after the point by {@code millis}, or the point's clock. */
         long boundAt(long millis) {
             long bound = snapshotTs;
-            for (int i = 0; i < logged && log[i + 2] <= millis; i += LOG_STRIDE) {
-                bound = log[i + 1];
+            for (int i = 0; i < logged && at(i + 2) <= millis; i += LOG_STRIDE) {
+                bound = at(i + 1);
             }
             return bound;
         }

@@ -64,6 +64,26 @@ class HistoryPointsTest {
     }
 
     @Test
+    void aBusyIntervalLogsThousandsOfCommitsAndStaysExact() {
+        int n = 10_000; // more than one chunk of the log (4,096 commits)
+        long[] starts = new long[n];
+        long[] commits = new long[n];
+        for (int i = 0; i < n; i++) {
+            starts[i] = state.begin(1);
+            commits[i] = state.commit(starts[i], new long[] {i}, 1);
+        }
+        assertEquals(1, state.historyFigures()[0], "within one interval every commit is logged after the start point");
+        for (int probe : new int[] {0, 1, 4094, 4095, 4096, 4097, 8191, 8192, 8193, n - 1}) {
+            HistoryPoints.Answer at = at(commits[probe]);
+            assertTrue(sees(at, starts[probe]), "commit " + probe + " at its own timestamp");
+            if (probe + 1 < n) {
+                assertFalse(sees(at, starts[probe + 1]), "the next commit is not yet in the state at " + probe);
+            }
+            assertFalse(sees(at(commits[probe] - 1), starts[probe]), "commit " + probe + " just before it");
+        }
+    }
+
+    @Test
     void aTimeReadsTheCommitsDecidedByThen() throws Exception {
         long a = state.begin(1);
         state.commit(a, new long[] {1}, 1);
