@@ -12,7 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** The replica's answers for writers inside aborted ranges (transactions running when an oracle stopped). */
 class ReplicaAbortedRangeTest {
 
-    private static byte[] block(long base, java.util.function.Consumer<DecisionBlockWriter> records) {
+    /** A sealed decision block starting at {@code base} with the records {@code records} writes. */
+    static byte[] block(long base, java.util.function.Consumer<DecisionBlockWriter> records) {
         DecisionBlockWriter w = new DecisionBlockWriter();
         w.start(base);
         records.accept(w);

@@ -2,11 +2,11 @@ package io.sibyl.client.oracle;
 
 import io.netty.buffer.Unpooled;
 import io.sibyl.protocol.AbortedRange;
-import io.sibyl.protocol.DecisionBlockWriter;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
+import static io.sibyl.client.oracle.ReplicaAbortedRangeTest.block;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
@@ -14,13 +14,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * before its delete, and must not read it as committed once the oracle forgets the abort.
  */
 class ReplicaPastReadersTest {
-
-    private static byte[] block(long base, java.util.function.Consumer<DecisionBlockWriter> records) {
-        DecisionBlockWriter w = new DecisionBlockWriter();
-        w.start(base);
-        records.accept(w);
-        return w.seal();
-    }
 
     @Test
     void anAbortForgottenDuringAReadOfThePastStaysAbortedForItUntilItEnds() {
