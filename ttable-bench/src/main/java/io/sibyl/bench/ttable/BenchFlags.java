@@ -105,7 +105,7 @@ final class BenchFlags {
     @Option(names = "--explain",
             description = "add variants that split the gap: raw get and scan with TTable's request shape (time"
                     + " range, V versions), and the oracle's begin+commit alone (read-only, and with K row ids on a"
-                    + " second oracle connection)")
+                    + " second oracle connection), and print each round's wake-ups per op by thread group")
     boolean explain;
 
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "this text")

@@ -76,6 +76,32 @@ final class MachineLoad {
         }
     }
 
+    /**
+     * Voluntary context switches so far per thread group: the thread's name without its trailing number (so the
+     * handlers of one pool count together), or an empty map without /proc. Shows which threads an operation wakes.
+     */
+    static java.util.Map<String, Long> voluntarySwitchesByThread() {
+        java.util.Map<String, Long> byGroup = new java.util.TreeMap<>();
+        try (java.util.stream.Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String group = Files.readString(t.resolve("comm")).trim().replaceAll("[-_.#,=:0-9 ]+$", "");
+                    for (String line : Files.readAllLines(t.resolve("status"))) {
+                        if (line.startsWith("voluntary_ctxt_switches:")) {
+                            byGroup.merge(group, Long.parseLong(line.substring(line.indexOf(':') + 1).trim()),
+                                    Long::sum);
+                        }
+                    }
+                } catch (IOException | RuntimeException gone) {
+                    // the thread ended while we looked
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            byGroup.clear();
+        }
+        return byGroup;
+    }
+
     static String loadAverage() {
         try {
             String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");

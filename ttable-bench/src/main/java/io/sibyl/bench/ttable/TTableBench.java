@@ -499,6 +499,7 @@ public final class TTableBench {
         Map<String, Long> rpcs0 = rpcCounts();
         long cpu0 = processCpuNanos();
         long switches0 = MachineLoad.voluntarySwitches();
+        Map<String, Long> byThread0 = f.explain ? MachineLoad.voluntarySwitchesByThread() : Map.of();
         long start = System.nanoTime();
         long deadline = start + (long) (seconds * 1e9);
         List<Future<?>> futures = new ArrayList<>();
@@ -512,6 +513,7 @@ public final class TTableBench {
         long cpu = processCpuNanos() - cpu0;
         long switches1 = MachineLoad.voluntarySwitches();
         long switches = switches0 < 0 || switches1 < 0 ? -1 : switches1 - switches0;
+        Map<String, Long> byThread = f.explain ? MachineLoad.voluntarySwitchesByThread() : Map.of();
         Map<String, Long> rpcs = rpcCounts();
         rpcs0.forEach((k, n) -> rpcs.merge(k, -n, Long::sum));
         Histogram h = Variant.newHistogram();
@@ -545,6 +547,17 @@ public final class TTableBench {
                 h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3, h.getMean() / 1e3,
                 h.getMaxValue() / 1e3, ops == 0 ? 0.0 : cpu / 1e3 / ops, ops == 0 ? 0.0 : callerCpu / 1e3 / ops,
                 ops == 0 || switches < 0 ? -1.0 : (double) switches / ops, aborts > 0 ? "  aborts " + aborts : "", errors > 0 ? "  ERRORS " + errors : "");
+        if (f.explain && ops > 0) {
+            StringBuilder b = new StringBuilder("      wake-ups per op by thread:");
+            long opsDone = ops;
+            byThread.forEach((group, n) -> {
+                double perOp = (double) (n - byThread0.getOrDefault(group, 0L)) / opsDone;
+                if (perOp >= 0.05) {
+                    b.append(String.format(Locale.ROOT, "  %s %.2f", group, perOp));
+                }
+            });
+            out.println(b);
+        }
         out.flush();
     }
 
