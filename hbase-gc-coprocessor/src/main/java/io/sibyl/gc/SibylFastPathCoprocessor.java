@@ -70,23 +70,17 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
 
     @Override
     public void start(CoprocessorEnvironment env) {
-        if (!(env instanceof RegionCoprocessorEnvironment regionEnv)) {
+        RegionCoprocessorEnvironment regionEnv = CoprocessorStart.userRegion(env);
+        if (regionEnv == null) {
             return;
         }
         region = regionEnv.getRegion();
-        if (region.getRegionInfo().getTable().isSystemTable()) {
-            return;
-        }
         table = region.getRegionInfo().getTable().getName();
-        try {
-            CoprocessorSettings configured = CoprocessorSettings.of(regionEnv, SibylFastPathCoprocessor.class);
-            settings = configured.settings();
-            link = configured.acquireLink();
-        } catch (RuntimeException e) {
-            // A coprocessor that throws here can abort the region server: refuse fast-path writes instead.
-            LOG.error("single-row transactions of {} take the ordinary path: {}",
-                    region.getRegionInfo().getEncodedName(), e.getMessage());
-        }
+        CoprocessorStart.configure(regionEnv, SibylFastPathCoprocessor.class, LOG,
+                "single-row transactions of {} take the ordinary path: {}", configured -> {
+                    settings = configured.settings();
+                    link = configured.acquireLink();
+                });
     }
 
     @Override

@@ -4,7 +4,6 @@ import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.CoprocessorEnvironment;
 import org.apache.hadoop.hbase.HConstants;
-import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.coprocessor.ObserverContext;
@@ -53,24 +52,18 @@ public final class SibylGcCoprocessor implements RegionCoprocessor, RegionObserv
 
     @Override
     public void start(CoprocessorEnvironment env) {
-        if (!(env instanceof RegionCoprocessorEnvironment regionEnv)) {
+        RegionCoprocessorEnvironment regionEnv = CoprocessorStart.userRegion(env);
+        if (regionEnv == null) {
             return;
         }
         region = regionEnv.getRegion();
-        TableName table = region.getRegionInfo().getTable();
-        if (table.isSystemTable()) {
-            return; // loaded for every region: HBase's own tables are not Sibyl's
-        }
         tally = countInto(regionEnv);
-        try {
-            CoprocessorSettings configured = CoprocessorSettings.of(regionEnv, SibylGcCoprocessor.class);
-            if (configured.settings().enabled()) {
-                link = configured.acquireLink();
-            }
-        } catch (RuntimeException e) {
-            // A coprocessor that throws here can abort the region server: collect nothing instead.
-            LOG.error("garbage collection is off for {}: {}", region.getRegionInfo().getEncodedName(), e.getMessage());
-        }
+        CoprocessorStart.configure(regionEnv, SibylGcCoprocessor.class, LOG, "garbage collection is off for {}: {}",
+                configured -> {
+                    if (configured.settings().enabled()) {
+                        link = configured.acquireLink();
+                    }
+                });
     }
 
     /**

@@ -3,6 +3,9 @@ package io.sibyl.bench;
 import org.apache.bookkeeper.conf.ServerConfiguration;
 import org.apache.bookkeeper.util.LocalBookKeeper;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
 import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -15,7 +18,7 @@ import java.util.concurrent.CountDownLatch;
  * bookies: a ZooKeeper server and N bookies in one process of their own, for running the oracle on the BookKeeper
  * journal on one machine (bin/bookies). Prints {@code READY zk=HOST:PORT bookies=N} once every bookie is registered,
  * runs until SIGTERM, and deletes its data directories on the way out. The bookie journal settings that trade latency
- * for throughput are flags (see {@link #usage()} and docs/journal.md).
+ * for throughput are flags ({@link Flags}, docs/journal.md).
  */
 public final class LocalBookies {
     static {
@@ -26,31 +29,122 @@ public final class LocalBookies {
     private LocalBookies() {
     }
 
+    /** The flags of bin/bookies: how many bookies, the ZooKeeper port, and the bookies' journal settings. */
+    @Command(name = "bookies", sortOptions = false, abbreviateSynopsis = true, usageHelpWidth = 110,
+            description = {"Starts a ZooKeeper server and N bookies in this process (data in temporary directories,"
+                    + " removed at exit), prints 'READY zk=HOST:PORT bookies=N' and runs until SIGTERM / Ctrl-C."
+                    + " Flags take '--flag value' or '--flag=value'.", ""},
+            footer = {"", "The --journal* flags are the bk_server.conf keys of the same name; they trade add latency"
+                    + " for throughput (docs/journal.md)."})
+    static final class Flags {
+        int bookies = 3;
+        /** 0: a free port. */
+        int zkPort = 0;
+        /**
+         * The bookie journal settings, by bk_server.conf key. Our default differs from BookKeeper's on purpose: the
+         * oracle batches its own adds (group commit), so a bookie that also waits for a group only adds latency
+         * (stack notes: 2.7 ms -> 1.26 ms per E3/W2/A2 add).
+         */
+        final Map<String, String> journal = new LinkedHashMap<>();
+        /** Any other bookie setting, {@code {key, value}}, in order. */
+        final List<String[]> extra = new ArrayList<>();
+
+        @Option(names = {"-h", "--help"}, usageHelp = true, order = 99, description = "this text")
+        boolean help;
+
+        Flags() {
+            journal.put("journalFlushWhenQueueEmpty", "true");
+            journal.put("journalMaxGroupWaitMSec", "2");
+            journal.put("journalBufferedWritesThreshold", "524288");
+            journal.put("journalAdaptiveGroupWrites", "true");
+            journal.put("journalSyncData", "true");
+        }
+
+        @Option(names = "--bookies", paramLabel = "N", order = 1, description = "number of bookies (3)")
+        private void bookies(String v) throws UsageException {
+            bookies = positive("bookies", v);
+        }
+
+        @Option(names = "--zk-port", paramLabel = "P", order = 2,
+                description = "ZooKeeper client port; 0 = a free port (0)")
+        private void zkPort(String v) throws UsageException {
+            long port = number("zk-port", v);
+            if (port < 0 || port > 65535) {
+                throw new UsageException("--zk-port must be 0 to 65535, got " + v);
+            }
+            zkPort = (int) port;
+        }
+
+        @Option(names = "--journalFlushWhenQueueEmpty", paramLabel = "B", order = 3,
+                description = "fsync as soon as the journal queue is empty instead of waiting for a group (true;"
+                        + " BookKeeper's own default is false)")
+        private void journalFlushWhenQueueEmpty(String v) throws UsageException {
+            journal.put("journalFlushWhenQueueEmpty", bool("journalFlushWhenQueueEmpty", v));
+        }
+
+        @Option(names = "--journalMaxGroupWaitMSec", paramLabel = "MS", order = 4,
+                description = "longest a journal write waits for others to share its fsync, when the flag above"
+                        + " does not flush earlier (2)")
+        private void journalMaxGroupWaitMSec(String v) throws UsageException {
+            journal.put("journalMaxGroupWaitMSec", notNegative("journalMaxGroupWaitMSec", v));
+        }
+
+        @Option(names = "--journalBufferedWritesThreshold", paramLabel = "B", order = 5,
+                description = "bytes that force a journal flush regardless of the wait (524288)")
+        private void journalBufferedWritesThreshold(String v) throws UsageException {
+            journal.put("journalBufferedWritesThreshold", notNegative("journalBufferedWritesThreshold", v));
+        }
+
+        @Option(names = "--journalAdaptiveGroupWrites", paramLabel = "B", order = 6,
+                description = "group journal writes at all (true)")
+        private void journalAdaptiveGroupWrites(String v) throws UsageException {
+            journal.put("journalAdaptiveGroupWrites", bool("journalAdaptiveGroupWrites", v));
+        }
+
+        @Option(names = "--journalSyncData", paramLabel = "B", order = 7,
+                description = "fsync the journal; false leaves durability to replication and the page cache (true)")
+        private void journalSyncData(String v) throws UsageException {
+            journal.put("journalSyncData", bool("journalSyncData", v));
+        }
+
+        @Option(names = "--set", paramLabel = "KEY=VALUE", order = 8,
+                description = "any other bookie setting (repeatable)")
+        private void set(String v) throws UsageException {
+            int e = v.indexOf('=');
+            if (e <= 0) {
+                throw new UsageException("--set needs KEY=VALUE, got '" + v + "'");
+            }
+            extra.add(new String[] {v.substring(0, e), v.substring(e + 1)});
+        }
+    }
+
+    /** The usage text, as {@code --help} prints it. */
     static String usage() {
-        return String.join("\n",
-                "usage: bookies [flags]   (flags take '--flag value' or '--flag=value')",
-                "Starts a ZooKeeper server and N bookies in this process (data in temporary directories, removed at",
-                "exit), prints 'READY zk=HOST:PORT bookies=N' and runs until SIGTERM / Ctrl-C.",
-                "  --bookies N                         number of bookies (3)",
-                "  --zk-port P                         ZooKeeper client port; 0 = a free port (0)",
-                "Bookie journal (bk_server.conf keys of the same name; they trade add latency for throughput):",
-                "  --journalFlushWhenQueueEmpty B      fsync as soon as the journal queue is empty instead of waiting",
-                "                                      for a group (true; BookKeeper's own default is false)",
-                "  --journalMaxGroupWaitMSec MS        longest a journal write waits for others to share its fsync,",
-                "                                      when the flag above does not flush earlier (2)",
-                "  --journalBufferedWritesThreshold B  bytes that force a journal flush regardless of the wait (524288)",
-                "  --journalAdaptiveGroupWrites B      group journal writes at all (true)",
-                "  --journalSyncData B                 fsync the journal; false leaves durability to replication and",
-                "                                      the page cache (true)",
-                "  --set KEY=VALUE                     any other bookie setting (repeatable)",
-                "  --help                              this text");
+        return BenchCommandLine.usage(new Flags());
+    }
+
+    /**
+     * Parses {@code args}; {@link Flags#help} set means only the usage was asked for.
+     *
+     * @throws UsageException naming the flag that is wrong, and why
+     */
+    static Flags parse(String... args) throws UsageException {
+        Flags f = new Flags();
+        f.help = BenchCommandLine.parse(f, args);
+        return f;
     }
 
     public static void main(String[] args) {
         int code;
         try {
-            code = run(args);
-        } catch (IllegalArgumentException e) {
+            Flags flags = parse(args);
+            if (flags.help) {
+                System.out.println(usage());
+                code = 0;
+            } else {
+                code = run(flags);
+            }
+        } catch (UsageException e) {
             System.err.println("bookies: " + e.getMessage());
             System.err.println(usage());
             code = 2;
@@ -64,66 +158,11 @@ public final class LocalBookies {
         System.exit(code);
     }
 
-    static int run(String[] args) throws Exception {
-        int bookies = 3;
-        int zkPort = 0;
-        // Our default differs from BookKeeper's on purpose: the oracle batches its own adds (group commit), so a
-        // bookie that also waits for a group only adds latency (stack notes: 2.7 ms -> 1.26 ms per E3/W2/A2 add).
-        Map<String, String> journal = new LinkedHashMap<>();
-        journal.put("journalFlushWhenQueueEmpty", "true");
-        journal.put("journalMaxGroupWaitMSec", "2");
-        journal.put("journalBufferedWritesThreshold", "524288");
-        journal.put("journalAdaptiveGroupWrites", "true");
-        journal.put("journalSyncData", "true");
-        List<String[]> extra = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("--help") || a.equals("-h")) {
-                System.out.println(usage());
-                return 0;
-            }
-            if (!a.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument '" + a + "'");
-            }
-            String name = a.substring(2);
-            String value;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            } else {
-                value = null;
-            }
-            // Before taking the next argument as its value: a misspelt flag is "unknown", not "needs a value".
-            if (!name.equals("bookies") && !name.equals("zk-port") && !name.equals("set")
-                    && !journal.containsKey(name)) {
-                throw new IllegalArgumentException("unknown flag --" + name);
-            }
-            if (value == null) {
-                if (i + 1 >= args.length) {
-                    throw new IllegalArgumentException(a + " needs a value");
-                }
-                value = args[++i];
-            }
-            switch (name) {
-                case "bookies" -> bookies = positive(name, value);
-                case "zk-port" -> {
-                    long port = number(name, value);
-                    if (port < 0 || port > 65535) {
-                        throw new IllegalArgumentException("--zk-port must be 0 to 65535, got " + value);
-                    }
-                    zkPort = (int) port;
-                }
-                case "set" -> {
-                    int e = value.indexOf('=');
-                    if (e <= 0) {
-                        throw new IllegalArgumentException("--set needs KEY=VALUE, got '" + value + "'");
-                    }
-                    extra.add(new String[] {value.substring(0, e), value.substring(e + 1)});
-                }
-                default -> journal.put(name, check(name, value));
-            }
-        }
+    static int run(Flags flags) throws Exception {
+        int bookies = flags.bookies;
+        int zkPort = flags.zkPort;
+        Map<String, String> journal = flags.journal;
+        List<String[]> extra = flags.extra;
         if (zkPort == 0) {
             try (ServerSocket s = new ServerSocket(0)) {
                 zkPort = s.getLocalPort();
@@ -165,30 +204,32 @@ public final class LocalBookies {
         return 0;
     }
 
-    private static long number(String name, String v) {
+    private static long number(String name, String v) throws UsageException {
         try {
             return Long.parseLong(v.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be a whole number, got '" + v + "'");
+            throw new UsageException("--" + name + " must be a whole number, got '" + v + "'");
         }
     }
 
-    private static int positive(String name, String v) {
+    private static int positive(String name, String v) throws UsageException {
         long n = number(name, v);
         if (n < 1 || n > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("--" + name + " must be at least 1, got " + v);
+            throw new UsageException("--" + name + " must be at least 1, got " + v);
         }
         return (int) n;
     }
 
-    private static String check(String name, String v) {
-        if (name.startsWith("journalFlush") || name.equals("journalAdaptiveGroupWrites")
-                || name.equals("journalSyncData")) {
-            if (!v.equals("true") && !v.equals("false")) {
-                throw new IllegalArgumentException("--" + name + " must be true or false, got '" + v + "'");
-            }
-        } else if (number(name, v) < 0) {
-            throw new IllegalArgumentException("--" + name + " must not be negative, got " + v);
+    private static String notNegative(String name, String v) throws UsageException {
+        if (number(name, v) < 0) {
+            throw new UsageException("--" + name + " must not be negative, got " + v);
+        }
+        return v;
+    }
+
+    private static String bool(String name, String v) throws UsageException {
+        if (!v.equals("true") && !v.equals("false")) {
+            throw new UsageException("--" + name + " must be true or false, got '" + v + "'");
         }
         return v;
     }

@@ -23,12 +23,22 @@ import org.apache.bookkeeper.client.LedgerEntry;
 import org.apache.bookkeeper.client.LedgerHandle;
 import org.apache.zookeeper.ZooKeeper;
 
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.concurrent.Callable;
 
 /**
  * The recovery benchmark's three steps, each meant to run in a process of its own (bin/so-recovery-bench):
@@ -49,74 +59,140 @@ import java.util.Properties;
  * against recovery's synchronous read).
  * Every step ends with {@link System#exit}: bookie and ZooKeeper clients leave non-daemon threads.
  */
-public final class RecoveryBench {
+@Command(name = "so-recovery-bench", subcommands = {RecoveryBench.Write.class, RecoveryBench.Recover.class,
+        RecoveryBench.Serve.class, RecoveryBench.Breakdown.class}, usageHelpWidth = 110,
+        description = "The recovery benchmark's steps, each in a JVM of its own (bin/so-recovery-bench runs them).")
+public final class RecoveryBench implements Callable<Integer> {
     /** Entries per read and reads in flight of {@code breakdown --read pipelined}. */
     private static final int PIPELINE_BATCH = 64;
     private static final int PIPELINE_DEPTH = 8;
+
+    @Spec
+    private CommandSpec spec; // for the error when no step is given
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, scope = ScopeType.INHERIT, description = "this text")
+    boolean help;
 
     private RecoveryBench() {
     }
 
     public static void main(String[] args) {
-        int code;
-        try {
-            code = run(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println("so-recovery-bench: " + e.getMessage());
-            System.err.println("usage: RecoveryBench write --oracle HOST:PORT --transactions N [--window W]"
-                    + " [--write-set K] | recover --zk HOST:PORT --znode PATH | serve --zk HOST:PORT --znode PATH"
-                    + " | breakdown --zk HOST:PORT --znode PATH [--read sync|pipelined]");
-            code = 2;
-        } catch (Throwable t) {
-            System.err.println("so-recovery-bench: failed: " + t);
-            t.printStackTrace();
-            code = 1;
-        }
+        int code = steps().execute(args);
         System.out.flush();
         System.exit(code);
     }
 
-    private static int run(String[] args) throws Exception {
-        if (args.length == 0) {
-            throw new IllegalArgumentException("no step given");
-        }
-        Properties flags = new Properties();
-        for (int i = 1; i < args.length; i++) {
-            String a = args[i];
-            if (!a.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument '" + a + "'");
-            }
-            int eq = a.indexOf('=');
-            if (eq > 0) {
-                flags.setProperty(a.substring(2, eq), a.substring(eq + 1));
-            } else if (i + 1 < args.length) {
-                flags.setProperty(a.substring(2), args[++i]);
-            } else {
-                throw new IllegalArgumentException(a + " needs a value");
-            }
-        }
-        return switch (args[0]) {
-            case "write" -> write(flags);
-            case "recover" -> recover(flags);
-            case "serve" -> serve(flags);
-            case "breakdown" -> breakdown(flags);
-            default -> throw new IllegalArgumentException("unknown step '" + args[0] + "'");
-        };
+    /**
+     * The steps as picocli runs them: a step's exit status, 2 with the error and the step's usage for bad arguments
+     * (on stderr), 1 with the stack trace if it fails.
+     */
+    static CommandLine steps() {
+        return BenchCommandLine.commandLine(new RecoveryBench())
+                .setCaseInsensitiveEnumValuesAllowed(true)
+                .setParameterExceptionHandler((e, a) -> {
+                    System.err.println("so-recovery-bench: " + e.getMessage());
+                    System.err.println(e.getCommandLine().getUsageMessage());
+                    return 2;
+                })
+                .setExecutionExceptionHandler((e, step, parsed) -> {
+                    System.err.println("so-recovery-bench: failed: " + e);
+                    e.printStackTrace();
+                    return 1;
+                });
     }
 
-    private static String required(Properties flags, String name) {
-        String v = flags.getProperty(name);
-        if (v == null || v.isBlank()) {
-            throw new IllegalArgumentException("--" + name + " is required");
-        }
-        return v;
+    @Override
+    public Integer call() {
+        throw new ParameterException(spec.commandLine(), "no step given: write, recover, serve or breakdown");
     }
 
-    private static int write(Properties flags) throws Exception {
-        long target = (long) Double.parseDouble(required(flags, "transactions"));
-        String oracle = required(flags, "oracle");
-        BenchOptions o = BenchOptions.parse(new String[] {"--oracle", oracle, "--window",
-                flags.getProperty("window", "1024"), "--write-set", flags.getProperty("write-set", "8")});
+    /** The journal a step reads: the ZooKeeper ensemble and the ledger registry's znode. */
+    static final class JournalFlags {
+        @Option(names = "--zk", required = true, paramLabel = "HOST:PORT", description = "the journal's ZooKeeper")
+        String zk;
+
+        @Option(names = "--znode", required = true, paramLabel = "PATH",
+                description = "the journal's ledger registry (journal.ledgers.znode)")
+        String znode;
+
+        JournalSettings settings() {
+            Properties p = new Properties();
+            p.setProperty("journal.zk.connect", zk);
+            p.setProperty("journal.ledgers.znode", znode);
+            return JournalSettings.fromProperties(p);
+        }
+    }
+
+    /** The {@code write} step. */
+    @Command(name = "write", description = "drives a running oracle (on the BookKeeper journal) with so-bench's closed"
+            + " loop until N transactions have an outcome")
+    static final class Write implements Callable<Integer> {
+        @Option(names = "--oracle", required = true, paramLabel = "HOST:PORT", description = "the oracle")
+        String oracle;
+
+        @Option(names = "--transactions", required = true, paramLabel = "N",
+                description = "transactions to decide (1e6 allowed)")
+        double transactions;
+
+        @Option(names = "--window", paramLabel = "W", description = "outstanding transactions (${DEFAULT-VALUE})")
+        String window = "1024";
+
+        @Option(names = "--write-set", paramLabel = "K", description = "rows written per transaction (${DEFAULT-VALUE})")
+        String writeSet = "8";
+
+        @Override
+        public Integer call() throws Exception {
+            return write(this);
+        }
+    }
+
+    /** The {@code recover} step. */
+    @Command(name = "recover", description = "times the journal's recovery, then counts its transactions")
+    static final class Recover implements Callable<Integer> {
+        @Mixin
+        JournalFlags journal;
+
+        @Override
+        public Integer call() throws Exception {
+            return recover(journal.settings());
+        }
+    }
+
+    /** The {@code serve} step. */
+    @Command(name = "serve", description = "times recovery to a serving oracle and to its first commit")
+    static final class Serve implements Callable<Integer> {
+        @Mixin
+        JournalFlags journal;
+
+        @Override
+        public Integer call() throws Exception {
+            return serve(journal.settings());
+        }
+    }
+
+    /** How {@code breakdown} reads the ledgers. */
+    enum Read { SYNC, PIPELINED }
+
+    /** The {@code breakdown} step. */
+    @Command(name = "breakdown", description = "does recovery's steps one at a time, timing each")
+    static final class Breakdown implements Callable<Integer> {
+        @Mixin
+        JournalFlags journal;
+
+        @Option(names = "--read", paramLabel = "sync|pipelined",
+                description = "one read at a time, or several in flight replayed as they arrive (sync)")
+        Read read = Read.SYNC;
+
+        @Override
+        public Integer call() throws Exception {
+            return breakdown(journal.settings(), read == Read.PIPELINED);
+        }
+    }
+
+    private static int write(Write flags) throws Exception {
+        long target = (long) flags.transactions;
+        BenchOptions o = BenchOptions.parse("--oracle", flags.oracle, "--window", flags.window, "--write-set",
+                flags.writeSet);
         DefaultThreadFactory threads = new DefaultThreadFactory("recovery-bench-io", true);
         EventLoopGroup group = Epoll.isAvailable() ? new EpollEventLoopGroup(1, threads)
                 : new NioEventLoopGroup(1, threads);
@@ -148,20 +224,12 @@ public final class RecoveryBench {
         return driver.lostConnections() > 0 ? 1 : 0;
     }
 
-    private static JournalSettings settings(Properties flags) {
-        Properties p = new Properties();
-        p.setProperty("journal.zk.connect", required(flags, "zk"));
-        p.setProperty("journal.ledgers.znode", required(flags, "znode"));
-        return JournalSettings.fromProperties(p);
-    }
-
     /** Milliseconds from JVM start (as the OS saw it) to now. */
     private static long sinceJvmStart() {
         return System.currentTimeMillis() - ManagementFactory.getRuntimeMXBean().getStartTime();
     }
 
-    private static int recover(Properties flags) throws Exception {
-        JournalSettings s = settings(flags);
+    private static int recover(JournalSettings s) throws Exception {
         long jvmToMain = sinceJvmStart();
         long t0 = System.nanoTime();
         ZooKeeper zk = JournalClients.connectZooKeeper(s);
@@ -187,8 +255,7 @@ public final class RecoveryBench {
         return 0;
     }
 
-    private static int serve(Properties flags) throws Exception {
-        JournalSettings s = settings(flags);
+    private static int serve(JournalSettings s) throws Exception {
         long jvmToMain = sinceJvmStart();
         Properties p = new Properties();
         p.setProperty("host", "127.0.0.1");
@@ -228,9 +295,7 @@ public final class RecoveryBench {
         return 0;
     }
 
-    private static int breakdown(Properties flags) throws Exception {
-        JournalSettings s = settings(flags);
-        boolean pipelined = flags.getProperty("read", "sync").equals("pipelined");
+    private static int breakdown(JournalSettings s, boolean pipelined) throws Exception {
         long jvmToMain = sinceJvmStart();
         long t0 = System.nanoTime();
         ZooKeeper zk = JournalClients.connectZooKeeper(s);

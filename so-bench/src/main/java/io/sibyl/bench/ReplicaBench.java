@@ -5,6 +5,9 @@ import io.sibyl.client.oracle.CommitReplica;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleState;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -24,32 +27,57 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public final class ReplicaBench {
     private static final int WRITE_SET = 8;
-    private static final String USAGE = "flags: --transactions N (4000000), --window W (256), --block B (128),"
-            + " --rounds R (3), --keys K (20000000; at most 16777216 rows never evict, so T_max moves only"
-            + " when the oracle's 1,048,576-commit window is full: the most a replica holds at the defaults)";
 
     private ReplicaBench() {
     }
 
-    public static void main(String[] args) {
+    /** The flags of bin/so-bench-replica: the stream decided and how often it is replayed. */
+    @Command(name = "so-bench-replica", sortOptions = false, abbreviateSynopsis = true, usageHelpWidth = 110,
+            description = {"Memory and apply cost of a client's replica under the so-bench load: an in-process"
+                    + " oracle decides one connection's stream of 8-row transactions, then each round replays it"
+                    + " into a fresh CommitReplica and into the hashed baseline it replaced. Flags take"
+                    + " '--flag value' or '--flag=value'.", ""})
+    static final class Flags {
+        @Option(names = "--transactions", paramLabel = "N", description = "transactions decided (${DEFAULT-VALUE})")
         long transactions = 4_000_000;
+
+        @Option(names = "--window", paramLabel = "W", description = "outstanding transactions (${DEFAULT-VALUE})")
         int window = 256;
+
+        @Option(names = "--block", paramLabel = "B", description = "requests per sealed block (${DEFAULT-VALUE})")
         int block = 128;
+
+        @Option(names = "--rounds", paramLabel = "R", description = "replays measured (${DEFAULT-VALUE})")
         int rounds = 3;
+
+        @Option(names = "--keys", paramLabel = "K",
+                description = "uniform key space (${DEFAULT-VALUE}); at most 16777216 rows never evict, so T_max"
+                        + " moves only when the oracle's 1,048,576-commit window is full: the most a replica holds"
+                        + " at the defaults")
         long keys = 20_000_000L;
-        if (args.length % 2 != 0) {
-            throw new IllegalArgumentException(USAGE);
-        }
-        for (int i = 0; i < args.length; i += 2) {
-            switch (args[i]) {
-                case "--transactions" -> transactions = Long.parseLong(args[i + 1]);
-                case "--window" -> window = Integer.parseInt(args[i + 1]);
-                case "--block" -> block = Integer.parseInt(args[i + 1]);
-                case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
-                case "--keys" -> keys = Long.parseLong(args[i + 1]);
-                default -> throw new IllegalArgumentException("unknown flag " + args[i] + "; " + USAGE);
+
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "this text")
+        boolean help;
+    }
+
+    public static void main(String[] args) {
+        Flags f = new Flags();
+        try {
+            if (BenchCommandLine.parse(f, args)) {
+                System.out.println(BenchCommandLine.usage(new Flags()));
+                return;
             }
+        } catch (UsageException e) {
+            System.err.println("so-bench-replica: " + e.getMessage());
+            System.err.println(BenchCommandLine.usage(new Flags()));
+            System.exit(2);
+            return;
         }
+        long transactions = f.transactions;
+        int window = f.window;
+        int block = f.block;
+        int rounds = f.rounds;
+        long keys = f.keys;
         long t0 = System.nanoTime();
         Stream stream = Stream.decide(transactions, window, block, keys);
         System.out.printf(Locale.ROOT, "replica-bench: %,d transactions on %,d keys (%,d aborted), %d per block,"

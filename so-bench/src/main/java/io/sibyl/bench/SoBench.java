@@ -26,11 +26,6 @@ public final class SoBench {
     }
 
     public static void main(String[] args) {
-        // "--check FLAGS...": only validate the flags (bin/so-bench does so before it starts an oracle process).
-        boolean checkOnly = args.length > 0 && args[0].equals("--check");
-        if (checkOnly) {
-            args = java.util.Arrays.copyOfRange(args, 1, args.length);
-        }
         BenchOptions options;
         try {
             options = BenchOptions.parse(args);
@@ -40,7 +35,7 @@ public final class SoBench {
             System.exit(2);
             return;
         }
-        if (checkOnly) {
+        if (options.check) { // "--check FLAGS...": bin/so-bench checks the flags before it starts an oracle
             System.exit(0);
         }
         if (options.help) {

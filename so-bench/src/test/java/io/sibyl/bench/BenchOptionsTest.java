@@ -2,6 +2,8 @@ package io.sibyl.bench;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -62,12 +64,42 @@ class BenchOptionsTest {
     @Test
     void helpWinsOverBadFlags() throws Exception {
         assertTrue(BenchOptions.parse(new String[] {"--nonsense", "--help"}).help);
+        assertTrue(BenchOptions.parse("--connections", "two", "-h").help, "also over a bad value");
+        assertTrue(BenchOptions.parse("--connections", "8", "--window", "4", "--help").help, "and the checks after");
+    }
+
+    @Test
+    void theUsageNamesEveryFlagButTheScriptsCheck() {
+        String usage = BenchOptions.usage();
+        for (String flag : List.of("--connections", "--window", "--write-set", "--write-set-dist", "--keys",
+                "--key-dist", "--zipf-theta", "--read-only-fraction", "--isolation", "--read-set", "--scan-rows",
+                "--scan-certify", "--duration", "--warmup", "--oracle", "--in-process", "--oracle-setting", "--rate",
+                "--io-threads", "--server-pid", "--bookies-pid", "--label", "--tls", "--progress", "--help")) {
+            assertTrue(usage.contains(flag + " ") || usage.contains(flag + "="), flag);
+        }
+        assertFalse(usage.contains("--check"), usage);
+    }
+
+    @Test
+    void checkOnlyValidatesAndTheLastOfAFlagGivenTwiceWins() throws Exception {
+        // bin/so-bench: 'SoBench --check FLAGS' before it starts an oracle; the in-process run appends settings.
+        BenchOptions o = BenchOptions.parse("--check", "--window", " 64 ", "--window=128", "--oracle", "h:1",
+                "--in-process", "--oracle-setting", "io.threads=2", "--label", "@x");
+        assertTrue(o.check);
+        assertEquals(128, o.window);
+        assertTrue(o.inProcess());
+        assertEquals(List.of("io.threads=2"), o.oracleSettings);
+        assertEquals("@x", o.label, "no @file expansion");
+        assertEquals(64, BenchOptions.parse("--window", " 64 ").window, "values are trimmed");
+        assertMessage("smaller than --connections", "--check", "--connections", "8", "--window", "4");
     }
 
     @Test
     void rejectsBadInputWithAClearMessage() {
-        assertMessage("unknown flag --bogus", "--bogus", "1");
-        assertMessage("--window needs a value", "--window");
+        assertMessage("Unknown options: '--bogus', '1'", "--bogus", "1");
+        assertMessage("Missing required parameter for option '--window' (W)", "--window");
+        assertMessage("Unmatched argument at index 0: 'window'", "window");
+        assertMessage("'--in-process': 'yes' is not a boolean", "--in-process=yes");
         assertMessage("--connections must be a", "--connections", "two");
         assertMessage("--write-set-dist must be fixed or uniform", "--write-set-dist", "poisson");
         assertMessage("--zipf-theta must be between 0 and 1", "--zipf-theta", "1.2");

@@ -39,21 +39,32 @@ class ClientsOptionsTest {
     }
 
     @Test
+    void theUsageNamesEveryFlag() {
+        String usage = ClientsOptions.usage();
+        for (String flag : List.of("--connections", "--rate", "--duration", "--warmup", "--processes", "--window",
+                "--write-set", "--keys", "--decode-deltas", "--oracle", "--server-pid", "--oracle-setting",
+                "--help")) {
+            assertTrue(usage.contains(flag + " ") || usage.contains(flag + "="), flag);
+        }
+        assertTrue(usage.contains("SO_BENCH_CLIENTS_DRIVER_OPTS"), usage);
+    }
+
+    @Test
     void badFlagsAreRefusedWithWhatToChange() {
-        assertRefused("unknown flag --bogus", "--bogus", "1");
-        assertRefused("needs a value", "--connections");
+        assertRefused("Unknown options: '--bogus', '1'", "--bogus", "1");
+        assertRefused("Missing required parameter for option '--connections' (LIST)", "--connections");
         assertRefused("without empty items", "--connections", "1,,2");
         assertRefused("whole number from 1 to 20000", "--connections", "0");
         assertRefused("above 0 (or 'max')", "--rate", "0");
         assertRefused("must be a number", "--rate", "fast");
         assertRefused("needs at least one outstanding transaction", "--connections", "100", "--window", "10");
-        assertRefused("takes no value", "--decode-deltas=yes");
+        assertRefused("'--decode-deltas': 'yes' is not a boolean", "--decode-deltas=yes");
         assertRefused("HOST:PORT", "--oracle", "localhost");
         assertRefused("applies only to the oracles so-bench-clients starts", "--oracle", "h:1",
                 "--oracle-setting", "io.threads=2");
         assertRefused("goes with --oracle", "--server-pid", "1");
         assertRefused("smaller than the write set", "--keys", "4");
-        assertRefused("unexpected argument", "connections");
+        assertRefused("Unmatched argument at index 0: 'connections'", "connections");
     }
 
     @Test

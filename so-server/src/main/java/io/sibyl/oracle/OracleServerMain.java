@@ -13,9 +13,9 @@ import io.sibyl.protocol.SecretProof;
 import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine.ParameterException;
 
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.Reader;
 import java.net.BindException;
 import java.nio.channels.UnresolvedAddressException;
@@ -28,10 +28,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * Runs the status oracle as a process: {@code so-server [--config FILE] [--key=value ...]}. Keys are those of
- * {@link OracleConfig#describe()} and the {@code journal.*} keys of {@link JournalSettings#describe()}; flags override
- * the file. With {@code journal=bookkeeper} it first takes the journal over and recovers from it (fencing any earlier
- * oracle), logging the recovered state. Prints {@code READY port=N} once it accepts clients. A fatal journal error
+ * Runs the status oracle as a process: {@code so-server [--config FILE] [--key=value ...]}, read by
+ * {@link OracleServerFlags}. Keys are those {@link OracleSettings} declares and the {@code journal.*} keys of
+ * {@link io.sibyl.oracle.journal.JournalKeys}; flags override the file. With {@code journal=bookkeeper} it first takes
+ * the journal over and recovers from it (fencing any earlier oracle), logging the recovered state. Prints {@code READY port=N} once it accepts clients. A fatal journal error
  * (fenced by a newer oracle, ZooKeeper session lost, bookies unwritable) stops serving at once and exits with status
  * 1; SIGTERM shuts down cleanly (the journal's ledgers are closed).
  */
@@ -53,17 +53,18 @@ public final class OracleServerMain {
     static final long CLEAN_STOP_TIMEOUT_MS = 10_000;
 
     public static void main(String[] args) throws Exception {
-        if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
-            usage(System.out);
-            return;
-        }
         OracleConfig config;
         try {
-            config = parse(args);
-        } catch (IllegalArgumentException | IOException e) {
-            // The error alone, with a pointer to the list: printed above forty lines of usage it scrolls away.
+            OracleServerFlags.Parsed flags = OracleServerFlags.parse(args);
+            if (flags.help()) {
+                System.out.println(OracleServerFlags.usage());
+                return;
+            }
+            config = configOf(flags);
+        } catch (ParameterException | IllegalArgumentException | IOException e) {
+            // The error alone, with a pointer to the list: printed above a hundred lines of usage it scrolls away.
             System.err.println("so-server: " + e.getMessage());
-            System.err.println("so-server: 'so-server --help' lists every setting with its default");
+            System.err.println("so-server: " + OracleServerFlags.SEE_HELP);
             System.exit(2);
             return;
         }
@@ -216,13 +217,6 @@ public final class OracleServerMain {
         }
     }
 
-    private static void usage(PrintStream out) {
-        out.println("usage: so-server [--config FILE] [--key=value ...]; settings and defaults:");
-        OracleConfig.defaults().describe().forEach((k, v) -> out.println("  " + k + " = " + v));
-        out.println("journal settings (used with journal=bookkeeper; docs/journal.md):");
-        JournalSettings.defaults().describe().forEach((k, v) -> out.println("  " + k + " = " + v));
-    }
-
     /**
      * Recovers from the BookKeeper journal and starts an oracle that continues it. A fatal journal error before the
      * server exists ends the process at once; afterwards it goes through {@link OracleServer#fatalError}.
@@ -285,32 +279,27 @@ public final class OracleServerMain {
         }
     }
 
-    static OracleConfig parse(String[] args) throws IOException {
+    /** The settings {@code args} give (see {@link OracleServerFlags}); for the usage, {@link OracleServerFlags}. */
+    static OracleConfig parse(String... args) throws IOException {
+        return configOf(OracleServerFlags.parse(args));
+    }
+
+    /**
+     * The oracle's settings from the flags and the {@code --config} files (the flags win, then the first file), with
+     * the files they name read now: a mistake is refused at start, naming its setting, not later.
+     */
+    private static OracleConfig configOf(OracleServerFlags.Parsed flags) throws IOException {
         Properties p = new Properties();
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("--config")) {
-                if (i + 1 >= args.length) {
-                    throw new IllegalArgumentException("--config needs a file name");
-                }
-                Path file = Path.of(args[++i]);
-                Properties fromFile = new Properties();
-                try (Reader r = Files.newBufferedReader(file)) {
-                    fromFile.load(r);
-                } catch (IOException e) {
-                    // The bare exception message is only the path (NoSuchFileException): say what failed.
-                    throw new IOException("cannot read the --config file " + file + ": " + e, e);
-                }
-                fromFile.forEach((k, v) -> p.putIfAbsent(k, v));
-            } else if (a.startsWith("--") && a.contains("=")) {
-                p.setProperty(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
-            } else if (a.startsWith("--")) {
-                throw new IllegalArgumentException("'" + a + "' has no value: settings are given as --key=value,"
-                        + " e.g. " + a + "=" + valueExample(a.substring(2)));
-            } else {
-                throw new IllegalArgumentException("unrecognised argument '" + a + "': settings are given as"
-                        + " --key=value (e.g. --port=24680), or --config FILE");
+        p.putAll(flags.flags());
+        for (Path file : flags.configFiles()) {
+            Properties fromFile = new Properties();
+            try (Reader r = Files.newBufferedReader(file)) {
+                fromFile.load(r);
+            } catch (IOException e) {
+                // The bare exception message is only the path (NoSuchFileException): say what failed.
+                throw new IOException("cannot read the --config file " + file + ": " + e, e);
             }
+            fromFile.forEach(p::putIfAbsent);
         }
         OracleConfig config = OracleConfig.fromProperties(p);
         if (!config.adminSecretFile().isEmpty()) {
@@ -323,18 +312,5 @@ public final class OracleServerMain {
             config.tls().serverContext(); // an unreadable store is refused now, naming its setting
         }
         return config;
-    }
-
-    /** The default of {@code key} as an example value, or VALUE for a key that is not known. */
-    private static String valueExample(String key) {
-        String described = OracleConfig.defaults().describe().get(key);
-        if (described == null) {
-            described = JournalSettings.defaults().describe().get(key);
-        }
-        if (described == null) {
-            return "VALUE";
-        }
-        String value = described.split("  #", 2)[0].trim();
-        return value.isEmpty() || value.startsWith("*") ? "VALUE" : value;
     }
 }

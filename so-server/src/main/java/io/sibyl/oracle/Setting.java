@@ -79,9 +79,19 @@ public final class Setting<C, T> {
         }
     }
 
-    /** The value {@code settings} hold and what the setting is for, as {@code --help} lists it. */
+    /** The value {@code settings} hold and what the setting is for, as the settings list at start shows it. */
     String describe(C settings) {
-        return type.format().apply(current.apply(settings)) + "  # " + doc.apply(settings);
+        return valueText(settings) + "  # " + doc(settings);
+    }
+
+    /** The value {@code settings} hold, as a config file or a flag writes it (a secret masked). */
+    String valueText(C settings) {
+        return type.format().apply(current.apply(settings));
+    }
+
+    /** What the setting is for, given the values of {@code settings} (some texts show a derived value). */
+    String doc(C settings) {
+        return doc.apply(settings);
     }
 
     private static long parseLong(String key, String text) {

@@ -75,7 +75,7 @@ public final class SettingsSpec<C> {
         return Collections.unmodifiableList(settings);
     }
 
-    /** Every key and its current value in {@code values}, with what it is for: {@code --help}'s list. */
+    /** Every key and its current value in {@code values}, with what it is for: the list so-server prints at start. */
     public Map<String, String> describe(C values) {
         Map<String, String> m = new LinkedHashMap<>();
         for (Setting<C, ?> s : settings) {

@@ -3,6 +3,7 @@ package io.sibyl.oracle;
 import io.sibyl.oracle.journal.JournalKeys;
 import io.sibyl.oracle.journal.JournalSettings;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine.ParameterException;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -110,10 +111,10 @@ class OracleConfigTest {
                 .getMessage();
         assertTrue(tooLarge.contains("'port'") && tooLarge.contains("4294967296"), tooLarge);
 
-        String noValue = assertThrows(IllegalArgumentException.class,
-                () -> OracleServerMain.parse(new String[] {"--port", "24681"})).getMessage();
+        String noValue = assertThrows(ParameterException.class,
+                () -> OracleServerMain.parse(new String[] {"--port"})).getMessage();
         assertTrue(noValue.contains("--port=24680"), noValue);
-        String noDashes = assertThrows(IllegalArgumentException.class,
+        String noDashes = assertThrows(ParameterException.class,
                 () -> OracleServerMain.parse(new String[] {"port=1"})).getMessage();
         assertTrue(noDashes.contains("'port=1'") && noDashes.contains("--key=value"), noDashes);
         String missing = assertThrows(IOException.class,
@@ -162,10 +163,10 @@ class OracleConfigTest {
         }
         String help = captured.toString(StandardCharsets.UTF_8);
         for (String key : JournalSettings.defaults().describe().keySet()) {
-            assertTrue(help.contains("  " + key + " = "), "--help lists " + key);
+            assertTrue(help.contains("  --" + key + "=VALUE"), "--help lists " + key);
         }
         for (String key : OracleConfig.defaults().describe().keySet()) {
-            assertTrue(help.contains("  " + key + " = "), "--help lists " + key);
+            assertTrue(help.contains("  --" + key + "=VALUE"), "--help lists " + key);
         }
     }
 

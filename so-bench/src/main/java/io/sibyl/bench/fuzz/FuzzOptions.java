@@ -1,8 +1,20 @@
 package io.sibyl.bench.fuzz;
 
+import io.sibyl.bench.BenchCommandLine;
+import io.sibyl.bench.UsageException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
 import java.nio.file.Path;
 
 /** The settings of one so-fuzz run, from {@code --flag value} or {@code --flag=value} arguments. */
+@Command(name = "so-fuzz", sortOptions = false, abbreviateSynopsis = true, usageHelpWidth = 110,
+        customSynopsis = "so-fuzz --oracle HOST:PORT [flags]",
+        description = {"Sends random, mutated and hostile frames, bad handshakes and TLS ClientHellos to a running"
+                + " status oracle over real sockets, while good clients run transactions and check every answer."
+                + " Flags take '--flag value' or '--flag=value'.", ""},
+        footer = {"", "Exit status: 0 if every answer was right and the oracle survived; 1 otherwise; 2 for bad"
+                + " flags."})
 final class FuzzOptions {
     long frames = 1_000_000;
     int connections = 8;
@@ -22,87 +34,116 @@ final class FuzzOptions {
     /** Rows the good clients write: few, so that they conflict with each other. */
     int goodRows = 256;
     long progressSeconds = 10;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, order = 99, description = "this text")
     boolean help;
 
+    /** Only check the flags: bin/so-fuzz does so before it starts an oracle, and fills in --oracle afterwards. */
+    @Option(names = "--check", hidden = true)
+    boolean check;
+
+    /** The usage text, as {@code --help} prints it. */
     static String usage() {
-        return String.join("\n",
-                "usage: so-fuzz --oracle HOST:PORT [flags]   (flags take '--flag value' or '--flag=value')",
-                "Sends random, mutated and hostile frames, bad handshakes and TLS ClientHellos to a running status",
-                "oracle over real sockets, while good clients run transactions and check every answer.",
-                "  --frames N             attack frames to send in all; suffixes k, M allowed (1M)",
-                "  --connections C        attacking threads, one connection open each at a time (8)",
-                "  --good-clients G       well-behaved clients on OracleClient, each its own connection (2)",
-                "  --seed S               seed of the attacks' randomness (from the clock); the thread interleaving",
-                "                         is not reproduced, the attacks each thread draws are",
-                "  --oracle HOST:PORT     the oracle to attack (required; bin/so-fuzz starts one and fills it in)",
-                "  --server-pid PID       the oracle's process id: its VmRSS is sampled and it must be alive at the end",
-                "  --admin-secret-file F  the oracle's admin.secret.file: a sweeper reports the attackers' aborted",
-                "                         transactions cleaned up (else their dropped connections fill",
-                "                         max.aborted.transactions), and attackers replay proofs of other connections",
-                "  --oracle-log FILE      the oracle's output, checked at the end for unexpected errors and leaks",
-                "  --max-rss-mb M         fail if the oracle's resident memory goes above M MiB (0: report only) (0)",
-                "  --session-frames N     most frames one attacking connection sends after its handshake (16)",
-                "  --good-rows N          rows the good clients write, few so that they conflict (256)",
-                "  --progress S           seconds between progress lines (10)",
-                "Exit status: 0 if every answer was right and the oracle survived; 1 otherwise; 2 for bad flags.");
+        return BenchCommandLine.usage(new FuzzOptions());
     }
 
-    static FuzzOptions parse(String[] args) throws IllegalArgumentException {
+    /**
+     * Parses {@code args}; {@link #help} set means only the usage was asked for.
+     *
+     * @throws UsageException naming the flag that is wrong, and why
+     */
+    static FuzzOptions parse(String... args) throws UsageException {
         FuzzOptions o = new FuzzOptions();
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("--help") || a.equals("-h")) {
-                o.help = true;
-                continue;
-            }
-            if (!a.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument '" + a + "'");
-            }
-            int eq = a.indexOf('=');
-            String flag = eq > 0 ? a.substring(2, eq) : a.substring(2);
-            String value;
-            if (eq > 0) {
-                value = a.substring(eq + 1);
-            } else if (i + 1 < args.length) {
-                value = args[++i];
-            } else {
-                throw new IllegalArgumentException("--" + flag + " needs a value");
-            }
-            o.set(flag, value);
-        }
-        if (!o.help && o.oracleHost == null) {
-            throw new IllegalArgumentException("--oracle HOST:PORT is required (bin/so-fuzz starts an oracle itself)");
+        o.help = BenchCommandLine.parse(o, args);
+        if (!o.help && !o.check && o.oracleHost == null) {
+            throw new UsageException("--oracle HOST:PORT is required (bin/so-fuzz starts an oracle itself)");
         }
         return o;
     }
 
-    private void set(String flag, String value) {
-        switch (flag) {
-            case "frames" -> frames = whole(flag, value, 1, Long.MAX_VALUE);
-            case "connections" -> connections = (int) whole(flag, value, 1, 4096);
-            case "good-clients" -> goodClients = (int) whole(flag, value, 1, 1024);
-            case "seed" -> seed = whole(flag, value, Long.MIN_VALUE, Long.MAX_VALUE);
-            case "oracle" -> {
-                int colon = value.lastIndexOf(':');
-                if (colon <= 0) {
-                    throw new IllegalArgumentException("--oracle must be HOST:PORT, got '" + value + "'");
-                }
-                oracleHost = value.substring(0, colon);
-                oraclePort = (int) whole(flag, value.substring(colon + 1), 0, 65535);
-            }
-            case "server-pid" -> serverPid = whole(flag, value, 1, Long.MAX_VALUE);
-            case "admin-secret-file" -> adminSecretFile = Path.of(value);
-            case "oracle-log" -> oracleLog = Path.of(value);
-            case "max-rss-mb" -> maxRssMb = whole(flag, value, 0, Long.MAX_VALUE);
-            case "session-frames" -> sessionFrames = (int) whole(flag, value, 1, 1 << 20);
-            case "good-rows" -> goodRows = (int) whole(flag, value, 1, Integer.MAX_VALUE);
-            case "progress" -> progressSeconds = whole(flag, value, 1, 3600);
-            default -> throw new IllegalArgumentException("unknown flag --" + flag);
+    // The flags: each setter reads and checks its value, so that a mistake names the flag and what it allows.
+
+    @Option(names = "--frames", paramLabel = "N", order = 1,
+            description = "attack frames to send in all; suffixes k, M allowed (1M)")
+    private void frames(String v) throws UsageException {
+        frames = whole("frames", v, 1, Long.MAX_VALUE);
+    }
+
+    @Option(names = "--connections", paramLabel = "C", order = 2,
+            description = "attacking threads, one connection open each at a time (8)")
+    private void connections(String v) throws UsageException {
+        connections = (int) whole("connections", v, 1, 4096);
+    }
+
+    @Option(names = "--good-clients", paramLabel = "G", order = 3,
+            description = "well-behaved clients on OracleClient, each its own connection (2)")
+    private void goodClients(String v) throws UsageException {
+        goodClients = (int) whole("good-clients", v, 1, 1024);
+    }
+
+    @Option(names = "--seed", paramLabel = "S", order = 4,
+            description = "seed of the attacks' randomness (from the clock); the thread interleaving is not"
+                    + " reproduced, the attacks each thread draws are")
+    private void seed(String v) throws UsageException {
+        seed = whole("seed", v, Long.MIN_VALUE, Long.MAX_VALUE);
+    }
+
+    @Option(names = "--oracle", paramLabel = "HOST:PORT", order = 5,
+            description = "the oracle to attack (required; bin/so-fuzz starts one and fills it in)")
+    private void oracle(String v) throws UsageException {
+        int colon = v.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new UsageException("--oracle must be HOST:PORT, got '" + v + "'");
         }
+        oracleHost = v.substring(0, colon);
+        oraclePort = (int) whole("oracle", v.substring(colon + 1), 0, 65535);
+    }
+
+    @Option(names = "--server-pid", paramLabel = "PID", order = 6,
+            description = "the oracle's process id: its VmRSS is sampled and it must be alive at the end")
+    private void serverPid(String v) throws UsageException {
+        serverPid = whole("server-pid", v, 1, Long.MAX_VALUE);
+    }
+
+    @Option(names = "--admin-secret-file", paramLabel = "F", order = 7,
+            description = "the oracle's admin.secret.file: a sweeper reports the attackers' aborted transactions"
+                    + " cleaned up (else their dropped connections fill max.aborted.transactions), and attackers"
+                    + " replay proofs of other connections")
+    private void adminSecretFile(String v) {
+        adminSecretFile = Path.of(v);
+    }
+
+    @Option(names = "--oracle-log", paramLabel = "FILE", order = 8,
+            description = "the oracle's output, checked at the end for unexpected errors and leaks")
+    private void oracleLog(String v) {
+        oracleLog = Path.of(v);
+    }
+
+    @Option(names = "--max-rss-mb", paramLabel = "M", order = 9,
+            description = "fail if the oracle's resident memory goes above M MiB (0: report only) (0)")
+    private void maxRssMb(String v) throws UsageException {
+        maxRssMb = whole("max-rss-mb", v, 0, Long.MAX_VALUE);
+    }
+
+    @Option(names = "--session-frames", paramLabel = "N", order = 10,
+            description = "most frames one attacking connection sends after its handshake (16)")
+    private void sessionFrames(String v) throws UsageException {
+        sessionFrames = (int) whole("session-frames", v, 1, 1 << 20);
+    }
+
+    @Option(names = "--good-rows", paramLabel = "N", order = 11,
+            description = "rows the good clients write, few so that they conflict (256)")
+    private void goodRows(String v) throws UsageException {
+        goodRows = (int) whole("good-rows", v, 1, Integer.MAX_VALUE);
+    }
+
+    @Option(names = "--progress", paramLabel = "S", order = 12, description = "seconds between progress lines (10)")
+    private void progress(String v) throws UsageException {
+        progressSeconds = whole("progress", v, 1, 3600);
     }
 
     /** A whole number in [min, max], written with _ or , between digits and an optional k (10^3) or M (10^6). */
-    private static long whole(String flag, String value, long min, long max) {
+    private static long whole(String flag, String value, long min, long max) throws UsageException {
         String digits = value.trim().replace("_", "").replace(",", "");
         long unit = digits.endsWith("k") ? 1_000 : digits.endsWith("M") ? 1_000_000 : 1;
         try {
@@ -114,7 +155,7 @@ final class FuzzOptions {
         } catch (NumberFormatException | ArithmeticException e) {
             // said below
         }
-        throw new IllegalArgumentException("--" + flag + " must be a whole number from " + min + " to " + max
+        throw new UsageException("--" + flag + " must be a whole number from " + min + " to " + max
                 + ", got '" + value + "'");
     }
 }

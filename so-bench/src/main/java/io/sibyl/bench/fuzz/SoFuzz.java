@@ -1,5 +1,7 @@
 package io.sibyl.bench.fuzz;
 
+import io.sibyl.bench.UsageException;
+
 /**
  * so-fuzz: attacks a running status oracle with at least a million random, mutated and hostile frames, bad
  * handshakes and TLS ClientHellos over real sockets while good clients check their answers ({@link FuzzRun}), prints
@@ -10,22 +12,16 @@ public final class SoFuzz {
     }
 
     public static void main(String[] args) {
-        // "--check FLAGS...": only validate the flags (bin/so-fuzz does so before it starts an oracle process).
-        boolean checkOnly = args.length > 0 && args[0].equals("--check");
-        if (checkOnly) {
-            args = java.util.Arrays.copyOfRange(args, 1, args.length + 1);
-            args[args.length - 1] = "--oracle=127.0.0.1:0"; // filled in by bin/so-fuzz
-        }
         FuzzOptions options;
         try {
             options = FuzzOptions.parse(args);
-        } catch (IllegalArgumentException e) {
+        } catch (UsageException e) {
             System.err.println("so-fuzz: " + e.getMessage());
             System.err.println(FuzzOptions.usage());
             System.exit(2);
             return;
         }
-        if (checkOnly) {
+        if (options.check) { // "--check FLAGS...": bin/so-fuzz checks the flags before it starts an oracle
             System.exit(0);
         }
         if (options.help) {
