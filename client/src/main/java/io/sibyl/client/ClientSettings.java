@@ -3,31 +3,64 @@ package io.sibyl.client;
 import io.sibyl.client.oracle.OracleCredentials;
 import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.TlsSettings;
+import io.sibyl.protocol.settings.Range;
+import io.sibyl.protocol.settings.Setting;
+import io.sibyl.protocol.settings.SettingsSpec;
 import org.apache.hadoop.conf.Configuration;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
 
-/** Client settings read from the HBase {@link Configuration} (keys in docs/user-guide.md). */
+/**
+ * Client settings read from the HBase {@link Configuration}: each declared once in {@link #SPEC} (key, default,
+ * allowed values, what it is for), which reads, checks and documents it (docs/user-guide.md, kept equal by
+ * DocumentedSettingsTest).
+ */
 record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts, long retryBackoffMillis,
                       long retryBackoffMaxMillis, long oracleTimeoutMillis, long failoverTimeoutMillis,
-                      OracleCredentials credentials, IsolationLevel isolation, long readOnlyMaxStalenessMillis) {
+                      OracleCredentials credentials, IsolationLevel isolation, long readOnlyMaxStalenessMillis,
+                      int zooKeeperSessionTimeoutMillis) {
     /** Largest {@link TransactionManager#READ_ONLY_MAX_STALENESS_MS}: an hour. */
     static final long MAX_STALENESS_MILLIS = 3_600_000L;
 
+    /** The client's declared settings, in declaration order. */
+    static final SettingsSpec<ClientSettings> SPEC = new SettingsSpec<>("client", "docs/user-guide.md");
+    static final Setting<ClientSettings, Integer> ZK_SESSION_TIMEOUT = SPEC.integer(
+            TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS, TransactionManager.DEFAULT_ZK_SESSION_TIMEOUT_MS,
+            Range.atLeast(1), ClientSettings::zooKeeperSessionTimeoutMillis,
+            "ZooKeeper session timeout while looking up the leading oracle");
+    static final Setting<ClientSettings, Long> FAILOVER_TIMEOUT = SPEC.longInteger(
+            TransactionManager.FAILOVER_TIMEOUT_MS, 30_000, Range.atLeast(1), ClientSettings::failoverTimeoutMillis,
+            "how long a request waits for an oracle to take over");
+    static final Setting<ClientSettings, Integer> READ_VERSIONS = SPEC.integer(TransactionManager.READ_VERSIONS, 3,
+            Range.atLeast(1), ClientSettings::readVersions, "versions per column a transactional read fetches at once");
+    static final Setting<ClientSettings, Long> WRITE_BUFFER = SPEC.longInteger(TransactionManager.WRITE_BUFFER_BYTES,
+            4L << 20, Range.atLeast(0), ClientSettings::writeBufferBytes,
+            "buffered write bytes that send the buffer to HBase before the commit (0: every write at once)");
+    static final Setting<ClientSettings, Integer> RETRY_ATTEMPTS = SPEC.integer(TransactionManager.RETRY_ATTEMPTS,
+            10, Range.atLeast(1), ClientSettings::retryAttempts, "attempts of TransactionManager.run");
+    static final Setting<ClientSettings, Long> RETRY_BACKOFF = SPEC.longInteger(TransactionManager.RETRY_BACKOFF_MS,
+            5, Range.atLeast(0), ClientSettings::retryBackoffMillis, "first pause between attempts of run");
+    static final Setting<ClientSettings, Long> RETRY_BACKOFF_MAX = SPEC.longInteger(
+            TransactionManager.RETRY_BACKOFF_MAX_MS, 1000, Range.atLeast(0), ClientSettings::retryBackoffMaxMillis,
+            "longest pause between attempts of run (at least the first)");
+    static final Setting<ClientSettings, Long> ORACLE_TIMEOUT = SPEC.longInteger(TransactionManager.ORACLE_TIMEOUT_MS,
+            30_000, Range.atLeast(1), ClientSettings::oracleTimeoutMillis, "how long a reply of the oracle is awaited");
+    static final Setting<ClientSettings, Long> READ_ONLY_MAX_STALENESS = SPEC.longInteger(
+            TransactionManager.READ_ONLY_MAX_STALENESS_MS, 100, Range.between(1, MAX_STALENESS_MILLIS),
+            ClientSettings::readOnlyMaxStalenessMillis, "bound on how stale a beginReadOnly() snapshot may be");
+    static final Setting<ClientSettings, IsolationLevel> ISOLATION = SPEC.of(TransactionManager.ISOLATION,
+            Setting.Type.of((key, text) -> isolation(text), level -> level.name().toLowerCase(Locale.ROOT)),
+            IsolationLevel.SNAPSHOT, ClientSettings::isolation, "isolation of begin(): snapshot or serializable");
 
     static ClientSettings from(Configuration conf) {
-        ClientSettings s = new ClientSettings(
-                (int) number(conf, TransactionManager.READ_VERSIONS, 3, Integer.MAX_VALUE),
-                number(conf, TransactionManager.WRITE_BUFFER_BYTES, 4L << 20, Long.MAX_VALUE),
-                (int) number(conf, TransactionManager.RETRY_ATTEMPTS, 10, Integer.MAX_VALUE),
-                number(conf, TransactionManager.RETRY_BACKOFF_MS, 5, Long.MAX_VALUE),
-                number(conf, TransactionManager.RETRY_BACKOFF_MAX_MS, 1000, Long.MAX_VALUE),
-                number(conf, TransactionManager.ORACLE_TIMEOUT_MS, 30_000, Long.MAX_VALUE),
-                number(conf, TransactionManager.FAILOVER_TIMEOUT_MS, 30_000, Long.MAX_VALUE),
-                credentials(conf),
-                isolation(conf),
-                number(conf, TransactionManager.READ_ONLY_MAX_STALENESS_MS, 100, MAX_STALENESS_MILLIS));
+        Function<String, String> values = conf::getTrimmed;
+        ClientSettings s = new ClientSettings(READ_VERSIONS.read(values), WRITE_BUFFER.read(values),
+                RETRY_ATTEMPTS.read(values), RETRY_BACKOFF.read(values), RETRY_BACKOFF_MAX.read(values),
+                ORACLE_TIMEOUT.read(values), FAILOVER_TIMEOUT.read(values), credentials(conf), ISOLATION.read(values),
+                READ_ONLY_MAX_STALENESS.read(values), ZK_SESSION_TIMEOUT.read(values));
         s.check();
         return s;
     }
@@ -47,13 +80,11 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
         return c.withTls(tls(conf));
     }
 
-    private static IsolationLevel isolation(Configuration conf) {
-        String v = conf.getTrimmed(TransactionManager.ISOLATION, "snapshot");
-        return switch (v.toLowerCase(java.util.Locale.ROOT)) {
+    private static IsolationLevel isolation(String text) {
+        return switch (text.trim().toLowerCase(Locale.ROOT)) {
             case "snapshot" -> IsolationLevel.SNAPSHOT;
             case "serializable" -> IsolationLevel.SERIALIZABLE;
-            default -> throw new IllegalArgumentException("invalid value '" + v + "' for " + TransactionManager.ISOLATION
-                    + ": must be snapshot or serializable (see docs/user-guide.md)");
+            default -> throw new IllegalArgumentException("must be snapshot or serializable");
         };
     }
 
@@ -71,46 +102,21 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
                 p);
     }
 
-    /**
-     * The whole number {@code key} holds, or {@code dflt}. Configuration.getLong would throw a NumberFormatException
-     * ("For input string: ...") that does not say which setting is wrong.
-     */
-    static long number(Configuration conf, String key, long dflt, long max) {
-        String v = conf.getTrimmed(key);
-        if (v == null || v.isEmpty()) {
-            return dflt;
-        }
-        long n;
-        try {
-            n = Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("invalid value '" + v + "' for " + key + ": must be a whole number"
-                    + " (see docs/user-guide.md)");
-        }
-        if (n > max) {
-            throw new IllegalArgumentException("invalid value " + v + " for " + key + ": must be at most " + max
-                    + " (see docs/user-guide.md)");
-        }
-        return n;
-    }
-
+    /** Refuses values outside their declared ranges, and a longest pause shorter than the first. */
     private void check() {
-        require(readVersions >= 1, TransactionManager.READ_VERSIONS, readVersions, ">= 1");
-        require(writeBufferBytes >= 0, TransactionManager.WRITE_BUFFER_BYTES, writeBufferBytes, ">= 0");
-        require(retryAttempts >= 1, TransactionManager.RETRY_ATTEMPTS, retryAttempts, ">= 1");
-        require(retryBackoffMillis >= 0, TransactionManager.RETRY_BACKOFF_MS, retryBackoffMillis, ">= 0");
-        require(retryBackoffMaxMillis >= retryBackoffMillis, TransactionManager.RETRY_BACKOFF_MAX_MS,
-                retryBackoffMaxMillis, ">= " + TransactionManager.RETRY_BACKOFF_MS);
-        require(oracleTimeoutMillis >= 1, TransactionManager.ORACLE_TIMEOUT_MS, oracleTimeoutMillis, ">= 1");
-        require(failoverTimeoutMillis >= 1, TransactionManager.FAILOVER_TIMEOUT_MS, failoverTimeoutMillis, ">= 1");
-        require(readOnlyMaxStalenessMillis >= 1, TransactionManager.READ_ONLY_MAX_STALENESS_MS,
-                readOnlyMaxStalenessMillis, ">= 1");
-    }
-
-    private static void require(boolean ok, String key, long value, String rule) {
-        if (!ok) {
-            throw new IllegalArgumentException("invalid value " + value + " for " + key + ": must be " + rule
+        READ_VERSIONS.require(readVersions);
+        WRITE_BUFFER.require(writeBufferBytes);
+        RETRY_ATTEMPTS.require(retryAttempts);
+        RETRY_BACKOFF.require(retryBackoffMillis);
+        RETRY_BACKOFF_MAX.require(retryBackoffMaxMillis);
+        if (retryBackoffMaxMillis < retryBackoffMillis) {
+            throw new IllegalArgumentException("invalid value " + retryBackoffMaxMillis + " for "
+                    + TransactionManager.RETRY_BACKOFF_MAX_MS + ": must be >= " + TransactionManager.RETRY_BACKOFF_MS
                     + " (see docs/user-guide.md)");
         }
+        ORACLE_TIMEOUT.require(oracleTimeoutMillis);
+        FAILOVER_TIMEOUT.require(failoverTimeoutMillis);
+        READ_ONLY_MAX_STALENESS.require(readOnlyMaxStalenessMillis);
+        ZK_SESSION_TIMEOUT.require(zooKeeperSessionTimeoutMillis);
     }
 }

@@ -10,11 +10,9 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 import static io.sibyl.client.TransactionManager.DEFAULT_LEADER_ZNODE;
-import static io.sibyl.client.TransactionManager.DEFAULT_ZK_SESSION_TIMEOUT_MS;
 import static io.sibyl.client.TransactionManager.ORACLE_ADDRESS;
 import static io.sibyl.client.TransactionManager.ORACLE_LEADER_ZNODE;
 import static io.sibyl.client.TransactionManager.ORACLE_ZK_CONNECT;
-import static io.sibyl.client.TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS;
 
 /** Reads from a configuration where the oracle is: a fixed address, or an HA group's leader znode in ZooKeeper. */
 final class OracleLocators {
@@ -38,17 +36,13 @@ final class OracleLocators {
                 throw new IllegalArgumentException(ORACLE_LEADER_ZNODE + "=" + znode + " is not an absolute ZooKeeper"
                         + " path: give the oracles' journal.leader.znode (default " + DEFAULT_LEADER_ZNODE + ")");
             }
-            long session = ClientSettings.number(conf, ORACLE_ZK_SESSION_TIMEOUT_MS, DEFAULT_ZK_SESSION_TIMEOUT_MS,
-                    Integer.MAX_VALUE);
-            if (session < 1) {
-                throw new IllegalArgumentException("invalid value " + session + " for " + ORACLE_ZK_SESSION_TIMEOUT_MS
-                        + ": must be >= 1 (see docs/user-guide.md)");
-            }
+            int session = ClientSettings.ZK_SESSION_TIMEOUT.read(conf::getTrimmed);
+            ClientSettings.ZK_SESSION_TIMEOUT.require(session);
             String authFile = conf.getTrimmed(TransactionManager.ORACLE_ZK_AUTH_FILE, "");
             DigestCredentials credentials = authFile.isEmpty() ? null
                     : DigestCredentials.read(Path.of(authFile), TransactionManager.ORACLE_ZK_AUTH_FILE);
             try {
-                return new ZooKeeperOracleLocator(zk.trim(), znode, (int) session, credentials);
+                return new ZooKeeperOracleLocator(zk.trim(), znode, session, credentials);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(ORACLE_ZK_CONNECT + "=" + zk.trim() + ": " + e.getMessage(), e);
             }

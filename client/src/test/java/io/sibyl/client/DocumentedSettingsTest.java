@@ -1,6 +1,7 @@
 package io.sibyl.client;
 
 import io.sibyl.oracle.DocTables;
+import io.sibyl.protocol.settings.Setting;
 import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.Test;
 
@@ -35,16 +36,10 @@ class DocumentedSettingsTest {
         defaults.put(TransactionManager.ORACLE_ZK_CONNECT, "—");
         defaults.put(TransactionManager.ORACLE_ADDRESS, "—");
         defaults.put(TransactionManager.ORACLE_LEADER_ZNODE, TransactionManager.DEFAULT_LEADER_ZNODE);
-        defaults.put(TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS, TransactionManager.DEFAULT_ZK_SESSION_TIMEOUT_MS);
         defaults.put(TransactionManager.ORACLE_ZK_AUTH_FILE, "—");
-        defaults.put(TransactionManager.FAILOVER_TIMEOUT_MS, d.failoverTimeoutMillis());
-        defaults.put(TransactionManager.READ_VERSIONS, d.readVersions());
-        defaults.put(TransactionManager.WRITE_BUFFER_BYTES, d.writeBufferBytes());
-        defaults.put(TransactionManager.RETRY_ATTEMPTS, d.retryAttempts());
-        defaults.put(TransactionManager.RETRY_BACKOFF_MS, d.retryBackoffMillis());
-        defaults.put(TransactionManager.RETRY_BACKOFF_MAX_MS, d.retryBackoffMaxMillis());
-        defaults.put(TransactionManager.ORACLE_TIMEOUT_MS, d.oracleTimeoutMillis());
-        defaults.put(TransactionManager.READ_ONLY_MAX_STALENESS_MS, d.readOnlyMaxStalenessMillis());
+        for (Setting<ClientSettings, ?> declared : ClientSettings.SPEC.settings()) {
+            defaults.put(declared.key(), declared.valueText(d)); // the declarations' defaults, as the client reads them
+        }
         for (Map.Entry<String, Object> e : defaults.entrySet()) {
             assertEquals(String.valueOf(e.getValue()), documented.get(e.getKey()), "default of " + e.getKey());
         }

@@ -55,8 +55,7 @@ public record IdentitySettings(CertificateField certificateField, Set<String> ad
                     return f;
                 }
             }
-            throw new IllegalArgumentException("setting 'tls.identity' must be cn, dn, san.dns or san.uri, got '"
-                    + value + "' (see docs/operations.md)");
+            throw new IllegalArgumentException("must be cn, dn, san.dns or san.uri");
         }
     }
 

@@ -71,7 +71,7 @@ public record OracleConfig(
                     return k;
                 }
             }
-            throw new IllegalArgumentException("setting 'journal' must be memory or bookkeeper, got '" + v + "'");
+            throw new IllegalArgumentException("must be memory or bookkeeper");
         }
     }
 

@@ -1,5 +1,7 @@
 package io.sibyl.oracle;
 
+import io.sibyl.protocol.settings.Setting;
+import io.sibyl.protocol.settings.SettingsSpec;
 import io.sibyl.oracle.journal.JournalKeys;
 import io.sibyl.oracle.journal.JournalSettings;
 import picocli.CommandLine;

@@ -1,5 +1,8 @@
 package io.sibyl.oracle;
 
+import io.sibyl.protocol.settings.Setting;
+import io.sibyl.protocol.settings.SettingsSpec;
+import io.sibyl.protocol.settings.Range;
 import io.sibyl.oracle.IdentitySettings.CertificateField;
 import io.sibyl.oracle.OracleConfig.JournalKind;
 import io.sibyl.protocol.TlsSettings;

@@ -1,5 +1,6 @@
 package io.sibyl.oracle;
 
+import io.sibyl.protocol.settings.Setting;
 import io.sibyl.oracle.journal.JournalKeys;
 import io.sibyl.oracle.journal.JournalSettings;
 import org.junit.jupiter.api.Test;
@@ -109,7 +110,7 @@ class OracleConfigTest {
         wraps.setProperty("port", "4294967296"); // (int) of it is 0, a valid port nobody asked for
         String tooLarge = assertThrows(IllegalArgumentException.class, () -> OracleConfig.fromProperties(wraps))
                 .getMessage();
-        assertTrue(tooLarge.contains("'port'") && tooLarge.contains("4294967296"), tooLarge);
+        assertTrue(tooLarge.contains("for port:") && tooLarge.contains("'4294967296'"), tooLarge);
 
         String noValue = assertThrows(ParameterException.class,
                 () -> OracleServerMain.parse(new String[] {"--port"})).getMessage();

@@ -1,5 +1,6 @@
 package io.sibyl.oracle;
 
+import io.sibyl.protocol.settings.Setting;
 import io.sibyl.oracle.journal.JournalKeys;
 import io.sibyl.oracle.journal.JournalSettings;
 import org.junit.jupiter.api.Test;
@@ -83,7 +84,7 @@ class OracleServerFlagsTest {
         // The values are the settings' to check, naming the key, as in a config file.
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> OracleServerMain.parse("--port=many"));
-        assertTrue(e.getMessage().contains("setting 'port' must be a whole number, got 'many'"), e.getMessage());
+        assertTrue(e.getMessage().contains("invalid value 'many' for port: must be a whole number"), e.getMessage());
     }
 
     private static void assertMessage(String expected, String... args) {

@@ -1,7 +1,7 @@
 package io.sibyl.oracle.journal;
 
-import io.sibyl.oracle.Setting;
-import io.sibyl.oracle.SettingsSpec;
+import io.sibyl.protocol.settings.Setting;
+import io.sibyl.protocol.settings.SettingsSpec;
 
 import java.util.Locale;
 
@@ -95,8 +95,7 @@ public final class JournalKeys {
         return switch (text.trim().toLowerCase(Locale.ROOT)) {
             case "true" -> true;
             case "false" -> false;
-            default -> throw new IllegalArgumentException("setting '" + key + "' must be true or false, got '" + text
-                    + "'");
+            default -> throw new IllegalArgumentException("must be true or false");
         };
     }
 }

@@ -1,4 +1,4 @@
-package io.sibyl.oracle;
+package io.sibyl.protocol.settings;
 
 import java.util.Locale;
 import java.util.Properties;
@@ -15,9 +15,13 @@ import java.util.function.Function;
  */
 public final class Setting<C, T> {
 
-    /** How a setting's text becomes a value, and a value its text again. */
+    /**
+     * How a setting's text becomes a value, and a value its text again. {@code parse} is given the key and the text,
+     * and refuses text it cannot read with an {@link IllegalArgumentException} saying what the text must be ("must be
+     * a whole number"); {@link #read} puts the key, the text and the docs page around it.
+     */
     public record Type<T>(BiFunction<String, String, T> parse, Function<T, String> format) {
-        /** {@code parse} is given the key (for its error message) and the text. */
+        /** {@code parse} is given the key and the text. */
         public static <T> Type<T> of(BiFunction<String, String, T> parse, Function<T, String> format) {
             return new Type<>(parse, format);
         }
@@ -65,7 +69,25 @@ public final class Setting<C, T> {
      */
     public T read(Properties p) {
         String text = p.getProperty(key);
-        return text == null ? defaultValue : type.parse().apply(key, text);
+        return text == null ? defaultValue : parse(text);
+    }
+
+    /**
+     * The value {@code lookup} gives the key, or the default when it gives null or blank text (an HBase
+     * {@code Configuration}'s {@code get}, a map's); text of the wrong type is refused naming the key.
+     */
+    public T read(Function<String, String> lookup) {
+        String text = lookup.apply(key);
+        return text == null || text.isBlank() ? defaultValue : parse(text);
+    }
+
+    private T parse(String text) {
+        try {
+            return type.parse().apply(key, text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("invalid value '" + text.trim() + "' for " + key + ": " + e.getMessage()
+                    + " (see " + docsPage + ")", e);
+        }
     }
 
     /**
@@ -85,12 +107,12 @@ public final class Setting<C, T> {
     }
 
     /** The value {@code settings} hold, as a config file or a flag writes it (a secret masked). */
-    String valueText(C settings) {
+    public String valueText(C settings) {
         return type.format().apply(current.apply(settings));
     }
 
     /** What the setting is for, given the values of {@code settings} (some texts show a derived value). */
-    String doc(C settings) {
+    public String doc(C settings) {
         return doc.apply(settings);
     }
 
@@ -98,7 +120,7 @@ public final class Setting<C, T> {
         try {
             return Long.parseLong(text.trim().replace("_", ""));
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("setting '" + key + "' must be a whole number, got '" + text + "'");
+            throw new IllegalArgumentException("must be a whole number");
         }
     }
 
@@ -106,8 +128,7 @@ public final class Setting<C, T> {
         long v = parseLong(key, text);
         if (v != (int) v) {
             // A silent cast would turn 4294967296 into 0 and pass the range checks with a value nobody asked for.
-            throw new IllegalArgumentException("setting '" + key + "' must be at most " + Integer.MAX_VALUE + ", got '"
-                    + text + "'");
+            throw new IllegalArgumentException("must be at most " + Integer.MAX_VALUE);
         }
         return (int) v;
     }
@@ -116,8 +137,7 @@ public final class Setting<C, T> {
         return switch (text.trim().toLowerCase(Locale.ROOT)) {
             case "true", "yes", "1" -> true;
             case "false", "no", "0" -> false;
-            default -> throw new IllegalArgumentException("setting '" + key + "' must be true or false, got '" + text
-                    + "'");
+            default -> throw new IllegalArgumentException("must be true or false");
         };
     }
 }

@@ -1,4 +1,4 @@
-package io.sibyl.oracle;
+package io.sibyl.protocol.settings;
 
 import java.util.ArrayList;
 import java.util.Comparator;
