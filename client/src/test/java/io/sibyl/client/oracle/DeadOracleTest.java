@@ -2,14 +2,12 @@ package io.sibyl.client.oracle;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.sibyl.oracle.OracleConfig;
-import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.OracleExtension;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -38,21 +36,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * nothing, or to something that is not an oracle, must fail fast the same way.
  */
 class DeadOracleTest {
-    private static OracleServer server;
-    private static boolean serverClosed;
-
-    @BeforeAll
-    static void startOracle() throws Exception {
-        server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 16, 1 << 14, 1 << 12));
-    }
-
-    @AfterAll
-    static void stopOracle() {
-        if (!serverClosed) {
-            server.close();
-        }
-    }
+    @RegisterExtension
+    static final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 16, 1 << 14, 1 << 12));
 
     private static Throwable unwrap(Throwable t) {
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
@@ -245,7 +231,7 @@ class DeadOracleTest {
 
     @Test
     void requestsFailWithUnavailableWhenTheRealOracleIsClosedUnderLoad() throws Exception {
-        int port = server.port();
+        int port = oracle.port();
         try (OracleClient client = OracleClient.connect("127.0.0.1", port)) {
             long s = client.begin().get(5, TimeUnit.SECONDS);
             assertTrue(client.commit(s, new long[] {RowIds.of("dead", new byte[] {1})}).get(5, TimeUnit.SECONDS) > s);
@@ -265,8 +251,7 @@ class DeadOracleTest {
             });
             load.start();
             assertTrue(someIssued.await(30, TimeUnit.SECONDS));
-            server.close();
-            serverClosed = true;
+            oracle.stop();
             load.join(30_000);
             assertFalse(load.isAlive());
 
