@@ -15,6 +15,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -24,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -144,12 +146,9 @@ class DeadOracleTest {
             out.flush();
         }
 
-        void awaitRequestBytes(long atLeast) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (requestBytes.get() < atLeast) {
-                assertTrue(System.nanoTime() < deadline, "the client's requests never reached the stub oracle");
-                Thread.sleep(5);
-            }
+        void awaitRequestBytes(long atLeast) {
+            await("the client's requests reaching the stub oracle").atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(5)).until(() -> requestBytes.get() >= atLeast);
         }
 
         void dropConnection() throws IOException {
