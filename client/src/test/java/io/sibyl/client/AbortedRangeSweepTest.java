@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -19,6 +20,7 @@ import java.util.function.BooleanSupplier;
 
 import static io.sibyl.client.TestSupport.get;
 import static io.sibyl.client.TestSupport.put;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -143,12 +145,13 @@ class AbortedRangeSweepTest {
     }
 
     /** Waits for {@code condition}, committing empty transactions meanwhile so that the oracle seals blocks. */
-    private static void awaitOrFail(TransactionManager tm, BooleanSupplier condition, String what) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, "timed out waiting until " + what);
+    private static void awaitOrFail(TransactionManager tm, BooleanSupplier condition, String what) {
+        await(what).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).pollInSameThread().until(() -> {
+            if (condition.getAsBoolean()) {
+                return true;
+            }
             tm.commit(tm.begin());
-            Thread.sleep(50);
-        }
+            return false;
+        });
     }
 }

@@ -6,6 +6,7 @@ import org.apache.hadoop.hbase.CompareOperator;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.TableNotFoundException;
 import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.CompactionState;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -47,6 +49,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import static io.sibyl.client.TestSupport.b;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -724,10 +727,8 @@ class AdversarialSemanticsTest {
 
     private static void waitForCompaction(Admin admin, TableName name) throws Exception {
         Thread.sleep(200); // a requested compaction may not have started yet
-        for (int i = 0; i < 1200 && admin.getCompactionState(name)
-                != org.apache.hadoop.hbase.client.CompactionState.NONE; i++) {
-            Thread.sleep(50);
-        }
+        await("the compaction of " + name).atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                .pollInSameThread().until(() -> admin.getCompactionState(name) == CompactionState.NONE);
     }
 
     /** Moves the table's regions to another region server, or closes and reopens them if there is only one. */
@@ -744,12 +745,12 @@ class AdversarialSemanticsTest {
         waitForRegions(admin, name, admin.getRegions(name).size());
     }
 
-    private static void waitForRegions(Admin admin, TableName name, int count) throws Exception {
-        for (int i = 0; i < 600 && (admin.getRegions(name).size() < count
-                || !admin.isTableAvailable(name)); i++) {
-            Thread.sleep(50);
-        }
-        assertEquals(count, admin.getRegions(name).size(), "regions online");
+    private static void waitForRegions(Admin admin, TableName name, int count) {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).pollInSameThread()
+                .untilAsserted(() -> {
+                    assertEquals(count, admin.getRegions(name).size(), "regions online");
+                    assertTrue(admin.isTableAvailable(name), name + " available");
+                });
     }
 
     /** Every row by scan (caching 3), by reversed scan, and by a multi-get of every row. */

@@ -16,10 +16,12 @@ import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.util.JVMClusterUtil.RegionServerThread;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +31,7 @@ import static io.sibyl.client.TestSupport.CF;
 import static io.sibyl.client.TestSupport.V;
 import static io.sibyl.client.TestSupport.b;
 import static io.sibyl.client.TestSupport.put;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -45,6 +48,9 @@ class CleanUpDurabilityTest {
     private static final AtomicInteger TABLES = new AtomicInteger();
     /** The private oracle's commit window: T_max passes every earlier writer after a few dozen commits. */
     private static final int COMMIT_WINDOW = 64;
+    /** Polled in the test's thread, like its other HBase and oracle calls. */
+    private static final ConditionFactory WITHIN_A_MINUTE = await().atMost(Duration.ofMinutes(1))
+            .pollInterval(Duration.ofMillis(100)).pollInSameThread();
 
     @Test
     void theCleanUpOfATableThatSkipsTheWalSurvivesARegionServerCrash() throws Exception {
@@ -126,7 +132,7 @@ class CleanUpDurabilityTest {
                     ts = aborted.getStartTimestamp();
                 }
                 assertEquals(List.of(first.getStartTimestamp()), versions(c, name), "the marker hides it");
-                await("the oracle to forget aborted transaction " + ts, () -> {
+                WITHIN_A_MINUTE.alias("the oracle to forget aborted transaction " + ts).until(() -> {
                     try (OracleClient fresh = OracleClient.connect("127.0.0.1", oracle.port())) {
                         return !fresh.replica().isAborted(ts);
                     }
@@ -178,7 +184,7 @@ class CleanUpDurabilityTest {
                 TableName name = TableName.valueOf("cleanupdurability_" + TABLES.incrementAndGet());
                 admin.createTable(TableDescriptorBuilder.newBuilder(name).setColumnFamily(TTable.familyDescriptor(CF))
                         .setDurability(durability).build());
-                await(name + " to open on " + doomed, () -> {
+                WITHIN_A_MINUTE.alias(name + " to open on " + doomed).until(() -> {
                     for (RegionInfo r : admin.getRegions(name)) {
                         if (!admin.getRegions(doomed).contains(r)) {
                             admin.move(r.getEncodedNameAsBytes(), doomed);
@@ -189,7 +195,7 @@ class CleanUpDurabilityTest {
                 scenario.run(c, oracle, admin, name, () -> {
                     hbase.killRegionServer(doomed);
                     killed[0] = true;
-                    await(name + " to reopen on " + original,
+                    WITHIN_A_MINUTE.alias(name + " to reopen on " + original).until(
                             () -> admin.getRegions(original).containsAll(admin.getRegions(name)));
                 });
             } finally {
@@ -197,7 +203,7 @@ class CleanUpDurabilityTest {
                     hbase.killRegionServer(doomed);
                 }
                 extra.join(30_000);
-                await("the master to finish recovering " + doomed,
+                WITHIN_A_MINUTE.alias("the master to finish recovering " + doomed).until(
                         () -> !hbase.getMaster().getServerManager().areDeadServersInProgress());
                 admin.balancerSwitch(balancerWasOn, true);
             }
@@ -209,20 +215,6 @@ class CleanUpDurabilityTest {
         try (Table raw = c.raw(name)) {
             return raw.get(new Get(b("row")).addColumn(CF, V).readAllVersions()).listCells().stream()
                     .map(cell -> cell.getTimestamp()).toList();
-        }
-    }
-
-    private interface Condition {
-        boolean holds() throws Exception;
-    }
-
-    private static void await(String what, Condition condition) throws Exception {
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (!condition.holds()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(100);
         }
     }
 }

@@ -27,6 +27,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import static io.sibyl.client.TestSupport.CF;
 import static io.sibyl.client.TestSupport.b;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -695,11 +697,9 @@ class ConcurrentTransactionUseTest {
         }
     }
 
-    private static void awaitCaughtUp(CommitReplica replica, OracleServer oracle) throws InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (replica.tMax() < oracle.tMax() && System.nanoTime() < deadline) {
-            Thread.sleep(5); // the oracle pushes the newest blocks to an idle connection
-        }
-        assertEquals(oracle.tMax(), replica.tMax(), "the replica caught up");
+    /** The oracle pushes the newest blocks to an idle connection. */
+    private static void awaitCaughtUp(CommitReplica replica, OracleServer oracle) {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(5))
+                .untilAsserted(() -> assertEquals(oracle.tMax(), replica.tMax(), "the replica caught up"));
     }
 }

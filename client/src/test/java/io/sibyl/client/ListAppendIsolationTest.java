@@ -24,12 +24,14 @@ import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.hbase.util.JVMClusterUtil.RegionServerThread;
 import org.apache.zookeeper.ZooKeeper;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -41,6 +43,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -69,6 +72,9 @@ class ListAppendIsolationTest {
     static final byte[] CF = Bytes.toBytes("cf");
     /** Three regions, so transactions and scans span region boundaries. */
     static final byte[][] SPLITS = {row(4), row(8)};
+    /** The waits of the fault scenarios (here and in the gc module): a slow machine may take that long. */
+    static final ConditionFactory WITHIN_A_MINUTE = await().atMost(Duration.ofMinutes(1))
+            .pollInterval(Duration.ofMillis(50)).pollInSameThread();
     /** Oracles of the failover test: in-process, journaled, a roomy conflict table. */
     static final OracleConfig JOURNALED = OracleConfig.defaults().withPort(0)
             .withCapacities(1 << 16, 1 << 14, 1 << 12);
@@ -239,7 +245,7 @@ class ListAppendIsolationTest {
             try {
                 TableName name = c.createTable("elle-rscrash", SPLITS, "cf");
                 int regions = admin.getRegions(name).size();
-                await("the regions of " + name + " to open on " + doomed, () -> {
+                WITHIN_A_MINUTE.alias("the regions of " + name + " to open on " + doomed).until(() -> {
                     if (!hbase.getMaster().getServerManager().getOnlineServersList().contains(doomed)) {
                         return false;
                     }
@@ -258,8 +264,8 @@ class ListAppendIsolationTest {
                         long t0 = System.nanoTime();
                         hbase.killRegionServer(doomed);
                         killed.set(true);
-                        await("the regions to reopen on " + original, () -> onServer(admin, original, name)
-                                == regions);
+                        WITHIN_A_MINUTE.alias("the regions to reopen on " + original)
+                                .until(() -> onServer(admin, original, name) == regions);
                         System.out.printf("region server %s killed, regions back in %.1f s%n", doomed,
                                 (System.nanoTime() - t0) / 1e9);
                         Thread.sleep(SCALE * 6_000L); // and a while of normal service after the recovery
@@ -272,7 +278,7 @@ class ListAppendIsolationTest {
                 }
                 extra.join(60_000);
                 // Let the master finish with the dead server before the next test runs.
-                await("the master to finish recovering " + doomed,
+                WITHIN_A_MINUTE.alias("the master to finish recovering " + doomed).until(
                         () -> !hbase.getMaster().getServerManager().areDeadServersInProgress());
                 admin.balancerSwitch(balancerWasOn, true);
             }
@@ -293,22 +299,6 @@ class ListAppendIsolationTest {
 
     private static long onServer(Admin admin, ServerName server, TableName table) throws IOException {
         return admin.getRegions(server).stream().filter(r -> r.getTable().equals(table)).count();
-    }
-
-    /** A condition polled by {@link #await}. */
-    interface Condition {
-        boolean holds() throws Exception;
-    }
-
-    /** Polls for up to a minute: the machine may be slow. */
-    static void await(String what, Condition condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!condition.holds()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("waited a minute for " + what);
-            }
-            Thread.sleep(50);
-        }
     }
 
     private static void announce(ZooKeeper zk, String path, JournaledOracle o, String owner) throws Exception {

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -27,6 +28,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 import static io.sibyl.client.TestSupport.getInt;
 import static io.sibyl.client.TestSupport.putInt;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -460,14 +462,11 @@ class OracleFailoverTest {
         });
     }
 
-    private static void awaitCount(AtomicInteger count, int target, ConcurrentLinkedQueue<Throwable> failures)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (count.get() < target && failures.isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+    /** Waits for {@code count} to reach {@code target}, or for a failure, which it throws. */
+    private static void awaitCount(AtomicInteger count, int target, ConcurrentLinkedQueue<Throwable> failures) {
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(10)).untilAsserted(() -> assertTrue(
+                count.get() >= target || !failures.isEmpty(), () -> "only " + count.get() + " of " + target));
         assertNoFailures(failures);
-        assertTrue(count.get() >= target, "only " + count.get() + " of " + target);
     }
 
     /** Fails with the first failure as the cause, so its stack trace is in the report. */
@@ -507,7 +506,7 @@ class OracleFailoverTest {
             threads.add(th);
         }
 
-        void awaitCommits(int more) throws InterruptedException {
+        void awaitCommits(int more) {
             awaitCount(committed, committed.get() + more, failures);
         }
 

@@ -11,6 +11,7 @@ import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.regionserver.HRegion;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.hbase.util.JVMClusterUtil.RegionServerThread;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -41,8 +43,8 @@ import static io.sibyl.client.TestSupport.CF;
 import static io.sibyl.client.TestSupport.V;
 import static io.sibyl.client.TestSupport.b;
 import static io.sibyl.client.TestSupport.io;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * HBase moves the data under running transactions: while transfers and list appends run, a churn thread keeps
@@ -75,6 +77,9 @@ class RegionChurnTest {
     /** The churn keeps the table between one and this many regions. */
     static final int MAX_REGIONS = 6;
     static final long STEP_TIMEOUT_MS = 90_000;
+    /** Each wait of a step, polled in the caller's thread like its other Admin calls. */
+    private static final ConditionFactory STEP = await().atMost(Duration.ofMillis(STEP_TIMEOUT_MS))
+            .pollInterval(Duration.ofMillis(50)).pollInSameThread();
 
     private static final List<TableName> TABLES = new ArrayList<>();
     private static boolean balancerWasOn;
@@ -91,8 +96,8 @@ class RegionChurnTest {
         ServerName original = hbase.getServerHoldingMeta();
         extra = hbase.startRegionServer();
         ServerName second = extra.getRegionServer().getServerName();
-        await(second + " to be online at the master",
-                () -> hbase.getMaster().getServerManager().getOnlineServersList().contains(second));
+        STEP.alias(second + " to be online at the master")
+                .until(() -> hbase.getMaster().getServerManager().getOnlineServersList().contains(second));
         servers = List.of(original, second);
     }
 
@@ -113,8 +118,8 @@ class RegionChurnTest {
                     ServerName second = extra.getRegionServer().getServerName();
                     hbase.stopRegionServer(second);
                     extra.join(STEP_TIMEOUT_MS);
-                    await("the master to finish with " + second,
-                            () -> !hbase.getMaster().getServerManager().areDeadServersInProgress());
+                    STEP.alias("the master to finish with " + second)
+                            .until(() -> !hbase.getMaster().getServerManager().areDeadServersInProgress());
                 }
                 admin.balancerSwitch(balancerWasOn, true);
             }
@@ -266,7 +271,7 @@ class RegionChurnTest {
          * run out (seen in CI on the final read). Nothing the churn does is left in flight for the final checks.
          */
         void settle(TransactionManager... clients) throws Exception {
-            await("no region of " + table + " in transition", () -> admin.getClusterMetrics()
+            STEP.alias("no region of " + table + " in transition").until(() -> admin.getClusterMetrics()
                     .getRegionStatesInTransition().stream().noneMatch(r -> r.getRegion().getTable().equals(table)));
             for (TransactionManager tm : clients) {
                 tm.getConnection().clearRegionLocationCache();
@@ -316,16 +321,19 @@ class RegionChurnTest {
             ServerName from = holder(r);
             ServerName to = servers.get(0).equals(from) ? servers.get(1) : servers.get(0);
             admin.move(r.getEncodedNameAsBytes(), to);
-            await(() -> "region " + r.getEncodedName() + " to open on " + to + " (now " + state(r) + ")", () -> {
-                if (admin.getRegions(to).contains(r)) {
-                    return true;
-                }
-                count(done, "move landed elsewhere");
-                admin.move(r.getEncodedNameAsBytes(), to);
-                return false;
-            });
+            STEP.untilAsserted(() -> assertTrue(landedOrMovedAgain(r, to),
+                    () -> "region " + r.getEncodedName() + " to open on " + to + " (now " + state(r) + ")"));
             changes.incrementAndGet();
             count(done, "move");
+        }
+
+        private boolean landedOrMovedAgain(RegionInfo r, ServerName to) throws IOException {
+            if (admin.getRegions(to).contains(r)) {
+                return true;
+            }
+            count(done, "move landed elsewhere");
+            admin.move(r.getEncodedNameAsBytes(), to);
+            return false;
         }
 
         /** Closes a random region and opens it again (wherever the master puts it). */
@@ -333,8 +341,8 @@ class RegionChurnTest {
             RegionInfo r = regions.get(rnd.nextInt(regions.size()));
             admin.unassign(r.getRegionName());
             admin.assign(r.getRegionName());
-            await(() -> "region " + r.getEncodedName() + " to reopen (now " + state(r) + ")",
-                    () -> holder(r) != null);
+            STEP.untilAsserted(() -> assertTrue(holder(r) != null,
+                    () -> "region " + r.getEncodedName() + " to reopen (now " + state(r) + ")"));
             changes.incrementAndGet();
             count(done, "reopen");
         }
@@ -363,7 +371,7 @@ class RegionChurnTest {
             Thread.sleep(100); // the request is queued on the region servers
             long t0 = System.nanoTime();
             AtomicBoolean reported = new AtomicBoolean();
-            await(() -> "the major compaction of " + table + ": " + compactionState(), () -> {
+            STEP.untilAsserted(() -> {
                 if (System.nanoTime() - t0 > TimeUnit.SECONDS.toNanos(5) && !reported.getAndSet(true)) {
                     System.out.println("churn of " + table + ": compaction slow: " + compactionState());
                 }
@@ -372,8 +380,9 @@ class RegionChurnTest {
                 for (RegionServerThread rs : hbase.getLiveRegionServerThreads()) {
                     rs.getRegionServer().getCompactedHFilesDischarger().chore();
                 }
-                return admin.getCompactionState(table) == CompactionState.NONE
-                        && hbase.getRegions(table).stream().noneMatch(HRegion::hasReferences);
+                assertTrue(admin.getCompactionState(table) == CompactionState.NONE
+                        && hbase.getRegions(table).stream().noneMatch(HRegion::hasReferences),
+                        () -> "the major compaction of " + table + ": " + compactionState());
             });
             count(done, "major compaction");
             admin.runCatalogJanitor();
@@ -728,25 +737,6 @@ class RegionChurnTest {
             writeThroughTable.close();
             buffered.close();
             writeThrough.close();
-        }
-    }
-
-    /** A condition polled by {@link #await}. */
-    private interface Condition {
-        boolean holds() throws Exception;
-    }
-
-    private static void await(String what, Condition condition) throws Exception {
-        await(() -> what, condition);
-    }
-
-    private static void await(java.util.function.Supplier<String> what, Condition condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STEP_TIMEOUT_MS);
-        while (!condition.holds()) {
-            if (System.nanoTime() > deadline) {
-                fail("waited " + STEP_TIMEOUT_MS + " ms for " + what.get());
-            }
-            Thread.sleep(50);
         }
     }
 }

@@ -7,12 +7,14 @@ import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.RegionLocator;
 import org.apache.hadoop.hbase.util.JVMClusterUtil.RegionServerThread;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -30,9 +32,9 @@ import java.util.stream.Collectors;
 
 import static io.sibyl.client.TestSupport.b;
 import static io.sibyl.client.TestSupport.io;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * A region server dies under a transfer workload. The accounts table lives alone on an extra region server, which is
@@ -53,6 +55,9 @@ class RegionServerCrashTest {
     /** Four account regions and one for the transfer records (rows "xfer-..."), all on the server that dies. */
     static final byte[][] SPLITS = {b("acct050"), b("acct100"), b("acct150"), b("xfer")};
     static final long STEP_TIMEOUT_MS = 30_000;
+    /** Each wait of a step, polled in the test's thread like its other Admin calls. */
+    private static final ConditionFactory STEP = await().atMost(Duration.ofMillis(STEP_TIMEOUT_MS))
+            .pollInterval(Duration.ofMillis(50)).pollInSameThread();
     /**
      * Transfers held open across the kill, per manager, each on its own pair of accounts (0, 1), (2, 3)...: the
      * workers use the others, so these cannot conflict and their commit outcome is decided by the crash alone.
@@ -111,18 +116,18 @@ class RegionServerCrashTest {
                 try (Workload w = new Workload(c, name)) {
                     w.open();
                     w.start();
-                    await(COMMITS_BEFORE_CRASH + " commits before the crash",
+                    STEP.alias(COMMITS_BEFORE_CRASH + " commits before the crash").until(
                             () -> w.committed.size() >= COMMITS_BEFORE_CRASH);
                     List<Held> held = w.holdTransfers();
                     long killedAt = System.nanoTime();
                     hbase.killRegionServer(doomed);
                     killed = true;
                     w.commitHeld(held);
-                    await("the regions to reopen on " + original, () -> onServer(admin, original, name)
+                    STEP.alias("the regions to reopen on " + original).until(() -> onServer(admin, original, name)
                             == regions.size() && inMeta(c, original, name) == regions.size());
                     w.recovered.set(true);
                     double recoverySecs = (System.nanoTime() - killedAt) / 1e9;
-                    await(COMMITS_AFTER_RECOVERY + " commits begun after the regions reopened",
+                    STEP.alias(COMMITS_AFTER_RECOVERY + " commits begun after the regions reopened").until(
                             () -> w.committedAfterRecovery.get() >= COMMITS_AFTER_RECOVERY);
                     w.stop();
                     w.report(recoverySecs);
@@ -134,7 +139,7 @@ class RegionServerCrashTest {
                 }
                 extra.join(STEP_TIMEOUT_MS);
                 // Let the master finish with the dead server before the next test class runs.
-                await("the master to finish recovering " + doomed,
+                STEP.alias("the master to finish recovering " + doomed).until(
                         () -> !hbase.getMaster().getServerManager().areDeadServersInProgress());
                 admin.balancerSwitch(balancerWasOn, true);
             }
@@ -147,10 +152,10 @@ class RegionServerCrashTest {
      */
     private static void moveAll(Admin admin, MiniHBaseCluster hbase, TableName table, ServerName target)
             throws Exception {
-        await(target + " to be online at the master",
+        STEP.alias(target + " to be online at the master").until(
                 () -> hbase.getMaster().getServerManager().getOnlineServersList().contains(target));
         int regions = admin.getRegions(table).size();
-        await("the regions of " + table + " to open on " + target, () -> {
+        STEP.alias("the regions of " + table + " to open on " + target).until(() -> {
             for (RegionInfo r : admin.getRegions(table)) {
                 if (!admin.getRegions(target).contains(r)) {
                     admin.move(r.getEncodedNameAsBytes(), target);
@@ -169,21 +174,6 @@ class RegionServerCrashTest {
 
     private static long onServer(Admin admin, ServerName server, TableName table) throws IOException {
         return admin.getRegions(server).stream().filter(r -> r.getTable().equals(table)).count();
-    }
-
-    /** A condition polled by {@link #await}. */
-    private interface Condition {
-        boolean holds() throws Exception;
-    }
-
-    private static void await(String what, Condition condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STEP_TIMEOUT_MS);
-        while (!condition.holds()) {
-            if (System.nanoTime() > deadline) {
-                fail("waited " + STEP_TIMEOUT_MS + " ms for " + what);
-            }
-            Thread.sleep(50);
-        }
     }
 
     /** Transfer workers and auditors on two managers (buffered, write-through) and what each of them saw. */

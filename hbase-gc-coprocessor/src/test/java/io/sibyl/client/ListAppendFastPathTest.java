@@ -62,7 +62,7 @@ class ListAppendFastPathTest {
                     admin.split(name, ListAppendIsolationTest.row(2));
                     Thread.sleep(3_000);
                     hbase.killRegionServer(second);
-                    ListAppendIsolationTest.await("the regions to reopen on " + original,
+                    ListAppendIsolationTest.WITHIN_A_MINUTE.alias("the regions to reopen on " + original).until(
                             () -> admin.getRegions(name).stream().allMatch(r -> isOn(admin, original, r)));
                     Thread.sleep(3_000);
                 });
@@ -76,7 +76,7 @@ class ListAppendFastPathTest {
                     hbase.killRegionServer(second);
                 }
                 extra.join(60_000);
-                ListAppendIsolationTest.await("the master to finish recovering " + second,
+                ListAppendIsolationTest.WITHIN_A_MINUTE.alias("the master to finish recovering " + second).until(
                         () -> !hbase.getMaster().getServerManager().areDeadServersInProgress());
                 admin.balancerSwitch(balancerWasOn, true);
             }

@@ -34,11 +34,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -391,21 +393,16 @@ class GcCompactionTest {
         return last;
     }
 
-    private static void awaitApplied(CommitReplica replica, long ts) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (replica.highestTimestampApplied() < ts) {
-            assertTrue(System.nanoTime() < deadline, "the commits up to " + ts + " reach the replica");
-            Thread.sleep(20);
-        }
+    private static void awaitApplied(CommitReplica replica, long ts) {
+        await("the commits up to " + ts + " reach the replica").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20)).until(() -> replica.highestTimestampApplied() >= ts);
     }
 
-    private static void awaitCommitCount(CommitReplica replica, java.util.function.IntPredicate ok, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!ok.test(replica.commitCount())) {
-            assertTrue(System.nanoTime() < deadline, what + ": " + replica.commitCount() + " commits held");
-            Thread.sleep(20);
-        }
+    private static void awaitCommitCount(CommitReplica replica, java.util.function.IntPredicate ok, String what) {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
+            int held = replica.commitCount();
+            assertTrue(ok.test(held), what + ": " + held + " commits held");
+        });
     }
 
     @Test
@@ -651,12 +648,9 @@ class GcCompactionTest {
         cluster.flush(table); // v1 and v2 in two files: only a compaction can drop v1
         try (var admin = cluster.connection().getAdmin()) {
             admin.split(table, Bytes.toBytes("b"));
-            long deadline = System.nanoTime() + 60_000_000_000L;
-            while (admin.getRegions(table).size() != 2
-                    || cluster.util().getMiniHBaseCluster().getRegions(table).size() != 2) {
-                assertTrue(System.nanoTime() < deadline, "the split did not happen in 60 s");
-                Thread.sleep(50);
-            }
+            await("the split").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).pollInSameThread()
+                    .until(() -> admin.getRegions(table).size() == 2
+                            && cluster.util().getMiniHBaseCluster().getRegions(table).size() == 2);
         }
         cluster.majorCompact(table); // rewrites the daughters' references to their parent's files
         assertEquals(List.of(second), versions(table));
@@ -740,15 +734,11 @@ class GcCompactionTest {
     }
 
     /** The watermark moves on when the oracle applies a one-way FINISH: compact until it has. */
-    private static void awaitCollected(TableName table, List<Long> expected) throws Exception {
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (true) {
-            flushAndCompact(table);
-            if (versions(table).equals(expected) || System.nanoTime() > deadline) {
-                break;
-            }
-            Thread.sleep(100);
-        }
-        assertEquals(expected, versions(table));
+    private static void awaitCollected(TableName table, List<Long> expected) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).pollInSameThread()
+                .untilAsserted(() -> {
+                    flushAndCompact(table);
+                    assertEquals(expected, versions(table));
+                });
     }
 }

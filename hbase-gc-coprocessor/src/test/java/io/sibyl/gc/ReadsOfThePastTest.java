@@ -6,6 +6,7 @@ import io.sibyl.client.Transaction;
 import io.sibyl.client.TransactionManager;
 import io.sibyl.oracle.HistorySettings;
 import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleExtension;
 import io.sibyl.oracle.OracleServer;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.CoprocessorDescriptorBuilder;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -40,29 +42,28 @@ class ReadsOfThePastTest {
     private static final byte[] F = Bytes.toBytes("f");
     private static final byte[] Q = Bytes.toBytes("q");
 
+    // A tiny commit window, so that T_max passes the writers below and replicas forget their commit timestamps.
+    @RegisterExtension
+    static final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 12, GcCluster.COMMIT_WINDOW, 1 << 10).withReaderGrace(GcCluster.READER_GRACE_MS)
+            .withHistory(new HistorySettings(3_600_000, 1000, 64L << 20)));
     private static GcCluster cluster;
-    private static OracleServer oracle;
     private static TransactionManager tm;
 
     @BeforeAll
     static void start() throws Exception {
         cluster = GcCluster.get();
-        // A tiny commit window, so that T_max passes the writers below and replicas forget their commit timestamps.
-        oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 12, GcCluster.COMMIT_WINDOW, 1 << 10).withReaderGrace(GcCluster.READER_GRACE_MS)
-                .withHistory(new HistorySettings(3_600_000, 1000, 64L << 20)));
         tm = TransactionManager.create(cluster.connection(), "127.0.0.1", oracle.port());
     }
 
     @AfterAll
     static void stop() {
         tm.close();
-        oracle.close();
     }
 
     private static TableName collectedTable(String prefix) throws Exception {
         return cluster.createTable(prefix, CoprocessorDescriptorBuilder.newBuilder(SibylGcCoprocessor.class.getName())
-                .setProperty(TransactionManager.ORACLE_ADDRESS, "127.0.0.1:" + oracle.port()).build());
+                .setProperty(TransactionManager.ORACLE_ADDRESS, oracle.address()).build());
     }
 
     private static long commitPut(TTable t, String row, String value) throws Exception {

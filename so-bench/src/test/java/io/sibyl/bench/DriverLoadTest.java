@@ -1,9 +1,11 @@
 package io.sibyl.bench;
 
 import io.sibyl.oracle.OracleServer;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -47,10 +49,8 @@ class DriverLoadTest {
         }
     }
 
-    private static void waitForCommits(Metrics m, long commits) throws InterruptedException {
-        long giveUp = System.currentTimeMillis() + 60_000;
-        while (m.snapshot().committed() < commits && System.currentTimeMillis() < giveUp) {
-            Thread.sleep(20);
-        }
+    private static void waitForCommits(Metrics m, long commits) {
+        await(commits + " commits").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
+                .until(() -> m.snapshot().committed() >= commits);
     }
 }

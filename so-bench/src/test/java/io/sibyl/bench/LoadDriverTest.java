@@ -6,8 +6,10 @@ import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.oracle.OracleServer;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -57,12 +59,8 @@ class LoadDriverTest {
                     "--read-set", "8", "--isolation", "serializable"});
             LoadDriver driver = new LoadDriver(o, new OracleClient[] {client}, new EventLoopGroup[] {group});
             driver.start();
-            long deadline = System.currentTimeMillis() + 60_000;
-            Metrics.Counts counts = driver.metrics().snapshot();
-            while (counts.readConflicts() == 0 && System.currentTimeMillis() < deadline) {
-                Thread.sleep(20);
-                counts = driver.metrics().snapshot();
-            }
+            Metrics.Counts counts = await("a read conflict").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(20)).until(driver.metrics()::snapshot, c -> c.readConflicts() > 0);
             driver.stop();
             assertTrue(counts.readConflicts() > 0, "8 rows read of 2000, 2 written a commit, must conflict: "
                     + counts);
@@ -92,16 +90,11 @@ class LoadDriverTest {
      * Lets the load run for {@code millis} (or until 5000 commits), and on past that, up to a minute, until it has
      * done what the test checks: how fast it gets there is for the benchmark, not for this test.
      */
-    private static Metrics.Counts waitFor(Metrics m, long millis) throws InterruptedException {
+    private static Metrics.Counts waitFor(Metrics m, long millis) {
         long start = System.currentTimeMillis();
-        while (true) {
-            Metrics.Counts c = m.snapshot();
-            long elapsed = System.currentTimeMillis() - start;
-            boolean enough = c.committed() > 100 && c.conflicts() > 0 && c.readOnly() > 0;
-            if (c.committed() >= 5000 || elapsed >= millis && enough || elapsed >= 60_000) {
-                return c;
-            }
-            Thread.sleep(20);
-        }
+        return await("commits, conflicts and read-only transactions").atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(20)).until(m::snapshot, c -> c.committed() >= 5000
+                        || System.currentTimeMillis() - start >= millis
+                        && c.committed() > 100 && c.conflicts() > 0 && c.readOnly() > 0);
     }
 }

@@ -7,9 +7,8 @@ import io.sibyl.oracle.OracleSurvivesRandomFramesTest.WireSocket;
 import io.sibyl.protocol.AdminReplies;
 import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.Wire;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
@@ -29,25 +28,15 @@ class AdminRequestsTest {
     private static final byte[] SECRET = "admin-secret-of-the-admin-test-0123".getBytes(StandardCharsets.UTF_8);
     @TempDir
     static Path dir;
-    private static OracleServer server;
-
-    /** One oracle per test: the figures of one test must not count another's transactions. */
-    @BeforeEach
-    void start() throws Exception {
-        Path secret = dir.resolve("admin.secret");
-        Files.write(secret, SECRET);
-        server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 12, 1 << 10, 1 << 8).withAdminSecretFile(secret.toString()));
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-    }
+    /** One oracle per test (an instance field): the figures of one test must not count another's transactions. */
+    @RegisterExtension
+    final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 12, 1 << 10, 1 << 8)
+            .withAdminSecretFile(Files.write(dir.resolve("admin.secret"), SECRET).toString()));
 
     @Test
     void theAdminSeesTheFiguresOfTheOracle() throws Exception {
-        try (WireSocket client = WireSocket.connect(server.port()); WireSocket admin = admin()) {
+        try (WireSocket client = WireSocket.connect(oracle.port()); WireSocket admin = admin()) {
             client.handshake(Wire.VERSION);
             long running = begin(client, 1);
             long committed = begin(client, 2);
@@ -68,7 +57,7 @@ class AdminRequestsTest {
 
     @Test
     void theAdminListsTheOldestRunningTransactionsUpToTheLimit() throws Exception {
-        try (WireSocket client = WireSocket.connect(server.port()); WireSocket admin = admin()) {
+        try (WireSocket client = WireSocket.connect(oracle.port()); WireSocket admin = admin()) {
             client.handshake(Wire.VERSION);
             long first = begin(client, 1);
             long second = begin(client, 2);
@@ -91,7 +80,7 @@ class AdminRequestsTest {
 
     @Test
     void aClientWithoutTheAdminRoleIsRefusedAndTheConnectionStaysOpen() throws Exception {
-        try (WireSocket client = WireSocket.connect(server.port())) {
+        try (WireSocket client = WireSocket.connect(oracle.port())) {
             client.handshake(Wire.VERSION);
             client.send(request(Wire.ORACLE_STATUS_QUERY, 1));
             Msg refused = reply(client, 1);
@@ -103,8 +92,8 @@ class AdminRequestsTest {
         }
     }
 
-    private static WireSocket admin() throws Exception {
-        WireSocket admin = WireSocket.connect(server.port());
+    private WireSocket admin() throws Exception {
+        WireSocket admin = WireSocket.connect(oracle.port());
         admin.handshake(Wire.VERSION);
         ByteBuf proof = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(99).writeByte(Wire.AUTH_ADMIN);
         proof.writeBytes(SecretProof.compute(SECRET, Wire.AUTH_ADMIN, admin.nonce()));

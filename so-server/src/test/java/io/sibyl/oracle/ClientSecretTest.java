@@ -6,9 +6,8 @@ import io.sibyl.oracle.OracleSurvivesRandomFramesTest.Msg;
 import io.sibyl.oracle.OracleSurvivesRandomFramesTest.WireSocket;
 import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.Wire;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
@@ -27,20 +26,10 @@ class ClientSecretTest {
     private static final byte[] SECRET = "the-client-secret-of-this-test-42".getBytes(StandardCharsets.UTF_8);
     @TempDir
     static Path dir;
-    private static OracleServer oracle;
-
-    @BeforeAll
-    static void start() throws Exception {
-        Path file = dir.resolve("client.secret");
-        Files.write(file, SECRET);
-        oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0).withCapacities(1 << 12, 1 << 10, 1 << 8)
-                .withClientSecretFile(file.toString()));
-    }
-
-    @AfterAll
-    static void stop() {
-        oracle.close();
-    }
+    @RegisterExtension
+    static final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 12, 1 << 10, 1 << 8)
+            .withClientSecretFile(Files.write(dir.resolve("client.secret"), SECRET).toString()));
 
     @Test
     void aClientThatSendsARequestWithoutProvingTheSecretIsRefusedAndClosed() throws Exception {

@@ -13,13 +13,16 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The oracle's defences against connections that misbehave, on the real Netty server: a connection that never
@@ -210,23 +213,16 @@ class ConnectionDefencesTest {
             hog.send(commit(21, held[0]));
             assertEquals(Wire.COMMITTED, reply(hog, 21).type(), "the refused connection is still served");
             hog.close(); // its transactions are aborted: their places are free for the others
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            int id = 50;
-            while (begin(third, id++).type() != Wire.STARTED) {
-                assertTrue(System.nanoTime() < deadline, "the hog's places were not given back");
-                Thread.sleep(20);
-            }
+            AtomicInteger id = new AtomicInteger(50);
+            // In this thread: the socket is read by one thread at a time.
+            await("the hog's places given back").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                    .pollInSameThread().until(() -> begin(third, id.getAndIncrement()).type() == Wire.STARTED);
         }
     }
 
-    static void awaitConnections(OracleServer server, int expected) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (server.connections() != expected) {
-            if (System.nanoTime() > deadline) {
-                fail(server.connections() + " connections open, expected " + expected);
-            }
-            Thread.sleep(10);
-        }
+    static void awaitConnections(OracleServer server, int expected) {
+        await("connections open").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(server::connections, equalTo(expected));
     }
 
     static Msg begin(WireSocket s, long id) throws Exception {

@@ -10,13 +10,16 @@ import io.sibyl.protocol.Wire;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -34,7 +37,10 @@ class ForeignTransactionRequestsTest {
     private static final byte[] SECRET = "admin-secret-of-this-test-0123456789".getBytes(StandardCharsets.UTF_8);
     @TempDir
     static Path dir;
-    private OracleServer server;
+    @RegisterExtension
+    final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 12, 1 << 10, 1 << 8).withLimits(MAX_WRITE_SET_ROWS, 4096)
+            .withReaderGrace(100).withAdminSecretFile(Files.write(dir.resolve("admin.secret"), SECRET).toString()));
     private WireSocket owner;
     /** Another connection of the owner's client (same identity token). */
     private WireSocket other;
@@ -42,26 +48,20 @@ class ForeignTransactionRequestsTest {
     private WireSocket stranger;
 
     @BeforeEach
-    void start() throws Exception {
-        Path secret = dir.resolve("admin.secret");
-        Files.write(secret, SECRET);
-        server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 12, 1 << 10, 1 << 8).withLimits(MAX_WRITE_SET_ROWS, 4096)
-                .withReaderGrace(100).withAdminSecretFile(secret.toString()));
-        owner = WireSocket.connect(server.port());
+    void connect() throws Exception {
+        owner = WireSocket.connect(oracle.port());
         owner.handshakeAs(CLIENT);
-        other = WireSocket.connect(server.port());
+        other = WireSocket.connect(oracle.port());
         other.handshakeAs(CLIENT);
-        stranger = WireSocket.connect(server.port());
+        stranger = WireSocket.connect(oracle.port());
         stranger.handshake(Wire.VERSION);
     }
 
     @AfterEach
-    void stop() throws Exception {
+    void disconnect() throws Exception {
         owner.close();
         other.close();
         stranger.close();
-        server.close();
     }
 
     @Test
@@ -83,7 +83,7 @@ class ForeignTransactionRequestsTest {
      */
     @Test
     void aForgedCleanUpOfALostClientsTransactionIsRefusedAndTheTransactionStaysAborted() throws Exception {
-        WireSocket victim = WireSocket.connect(server.port());
+        WireSocket victim = WireSocket.connect(oracle.port());
         victim.handshakeAs(0x7777L);
         long lost = begin(victim);
         victim.close(); // killed mid-transaction: its versions stay in HBase until a sweep
@@ -95,7 +95,7 @@ class ForeignTransactionRequestsTest {
             assertTrue(refused.text().contains("admin"), refused.text());
         }
         forgetWhatWasReported();
-        assertEquals(1, server.stats().abortedSet(), "the lost client's transaction is still aborted");
+        assertEquals(1, oracle.server().stats().abortedSet(), "the lost client's transaction is still aborted");
         assertEquals(Wire.STATUS_ABORTED, query(stranger, lost).value());
         stranger.send(request(Wire.RANGE_CLEANED_UP, 2, 0, lost));
         assertEquals(Wire.ERR_FORBIDDEN, reply(stranger, 2).code(), "ranges are the admin's too");
@@ -103,12 +103,12 @@ class ForeignTransactionRequestsTest {
 
     @Test
     void theAdminRoleReportsALostClientsCleanUpAndTheOracleForgetsTheTransaction() throws Exception {
-        WireSocket victim = WireSocket.connect(server.port());
+        WireSocket victim = WireSocket.connect(oracle.port());
         victim.handshakeAs(0x7777L);
         long lost = begin(victim);
         victim.close();
         awaitAborted(lost);
-        WireSocket admin = WireSocket.connect(server.port());
+        WireSocket admin = WireSocket.connect(oracle.port());
         admin.handshake(Wire.VERSION);
         ByteBuf wrong = Unpooled.buffer().writeByte(Wire.AUTHENTICATE).writeByte(1).writeByte(Wire.AUTH_ADMIN);
         wrong.writeBytes(SecretProof.compute("not-the-admin-secret-0123".getBytes(StandardCharsets.UTF_8),
@@ -128,7 +128,7 @@ class ForeignTransactionRequestsTest {
         admin.send(request(Wire.CLEANED_UP, 4, lost));
         assertEquals(Wire.ACK, reply(admin, 4).type());
         forgetWhatWasReported();
-        assertEquals(0, server.stats().abortedSet(), "reported by the admin: forgotten");
+        assertEquals(0, oracle.server().stats().abortedSet(), "reported by the admin: forgotten");
         admin.close();
     }
 
@@ -142,7 +142,7 @@ class ForeignTransactionRequestsTest {
         other.send(request(Wire.CLEANED_UP, 3, start));
         assertEquals(Wire.ACK, reply(other, 3).type());
         forgetWhatWasReported();
-        assertEquals(0, server.stats().abortedSet());
+        assertEquals(0, oracle.server().stats().abortedSet());
     }
 
     @Test
@@ -161,12 +161,11 @@ class ForeignTransactionRequestsTest {
     }
 
     /** Waits until the oracle noticed the loss of the connection that began {@code ts}. */
-    private void awaitAborted(long ts) throws Exception {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (query(stranger, ts).value() != Wire.STATUS_ABORTED) {
-            assertTrue(System.nanoTime() < deadline, "transaction " + ts + " of a lost connection was not aborted");
-            Thread.sleep(10);
-        }
+    private void awaitAborted(long ts) {
+        // In this thread: the stranger's socket is read by one thread at a time.
+        await("the abort of transaction " + ts + " of a lost connection").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(10)).pollInSameThread()
+                .until(() -> query(stranger, ts).value() == Wire.STATUS_ABORTED);
     }
 
     /**

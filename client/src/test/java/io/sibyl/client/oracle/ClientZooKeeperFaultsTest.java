@@ -17,6 +17,7 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -24,12 +25,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -49,6 +51,9 @@ class ClientZooKeeperFaultsTest {
     private static final byte[] CF = Bytes.toBytes("cf");
     private static final byte[] Q = Bytes.toBytes("n");
     private static final byte[] ROW = Bytes.toBytes("counter");
+    /** How long the client's ZooKeeper session may take to do what a test waits for. */
+    private static final ConditionFactory WITHIN_A_MINUTE = await().atMost(Duration.ofMinutes(1))
+            .pollInterval(Duration.ofMillis(20));
 
     @RegisterExtension
     static final BookKeeperCluster zooKeeperAndBookies = BookKeeperCluster.perTestClass(3);
@@ -62,7 +67,8 @@ class ClientZooKeeperFaultsTest {
              TransactionManager tm = TransactionManager.create(clientSettings(link.connect(), root, 30_000));
              TTable counter = new TTable(MiniCluster.get().connection(), table)) {
             long committed = increment(tm, counter, 0);
-            await(() -> !link.handshakes().isEmpty(), "the client's ZooKeeper session was opened");
+            WITHIN_A_MINUTE.alias("the client's ZooKeeper session was opened").until(
+                    () -> !link.handshakes().isEmpty());
             ZooKeeperLink.Handshake first = link.handshakes().get(0);
 
             link.cut();
@@ -74,10 +80,10 @@ class ClientZooKeeperFaultsTest {
             committed = increment(tm, counter, committed);
 
             link.restore();
-            await(() -> link.handshakes().stream().anyMatch(ZooKeeperLink.Handshake::refusedAsExpired),
-                    "ZooKeeper told the client that its session expired: " + link.handshakes());
-            await(() -> link.handshakes().stream().skip(1).anyMatch(ZooKeeperLink.Handshake::openedNewSession),
-                    "the client opened a new session: " + link.handshakes());
+            WITHIN_A_MINUTE.alias("ZooKeeper told the client that its session expired: " + link.handshakes()).until(
+                    () -> link.handshakes().stream().anyMatch(ZooKeeperLink.Handshake::refusedAsExpired));
+            WITHIN_A_MINUTE.alias("the client opened a new session: " + link.handshakes()).until(
+                    () -> link.handshakes().stream().skip(1).anyMatch(ZooKeeperLink.Handshake::openedNewSession));
 
             oracles.killLeaderAndAwaitTakeover();
             committed = increment(tm, counter, committed); // begins on the new leader, found on the new session
@@ -291,16 +297,6 @@ class ClientZooKeeperFaultsTest {
             } catch (KeeperException.NodeExistsException e) {
                 // a parent another test made
             }
-        }
-    }
-
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within 60 s: " + what);
-            }
-            Thread.sleep(20);
         }
     }
 }

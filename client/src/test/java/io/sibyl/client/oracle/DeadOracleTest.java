@@ -2,14 +2,12 @@ package io.sibyl.client.oracle;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.sibyl.oracle.OracleConfig;
-import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.OracleExtension;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -17,6 +15,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -38,21 +38,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * nothing, or to something that is not an oracle, must fail fast the same way.
  */
 class DeadOracleTest {
-    private static OracleServer server;
-    private static boolean serverClosed;
-
-    @BeforeAll
-    static void startOracle() throws Exception {
-        server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 16, 1 << 14, 1 << 12));
-    }
-
-    @AfterAll
-    static void stopOracle() {
-        if (!serverClosed) {
-            server.close();
-        }
-    }
+    @RegisterExtension
+    static final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 16, 1 << 14, 1 << 12));
 
     private static Throwable unwrap(Throwable t) {
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
@@ -158,12 +146,9 @@ class DeadOracleTest {
             out.flush();
         }
 
-        void awaitRequestBytes(long atLeast) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (requestBytes.get() < atLeast) {
-                assertTrue(System.nanoTime() < deadline, "the client's requests never reached the stub oracle");
-                Thread.sleep(5);
-            }
+        void awaitRequestBytes(long atLeast) {
+            await("the client's requests reaching the stub oracle").atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(5)).until(() -> requestBytes.get() >= atLeast);
         }
 
         void dropConnection() throws IOException {
@@ -245,7 +230,7 @@ class DeadOracleTest {
 
     @Test
     void requestsFailWithUnavailableWhenTheRealOracleIsClosedUnderLoad() throws Exception {
-        int port = server.port();
+        int port = oracle.port();
         try (OracleClient client = OracleClient.connect("127.0.0.1", port)) {
             long s = client.begin().get(5, TimeUnit.SECONDS);
             assertTrue(client.commit(s, new long[] {RowIds.of("dead", new byte[] {1})}).get(5, TimeUnit.SECONDS) > s);
@@ -265,8 +250,7 @@ class DeadOracleTest {
             });
             load.start();
             assertTrue(someIssued.await(30, TimeUnit.SECONDS));
-            server.close();
-            serverClosed = true;
+            oracle.stop();
             load.join(30_000);
             assertFalse(load.isAlive());
 

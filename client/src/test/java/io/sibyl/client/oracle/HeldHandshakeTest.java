@@ -7,12 +7,14 @@ import io.sibyl.oracle.OracleState;
 import io.sibyl.oracle.ServingLease;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -42,15 +44,17 @@ class HeldHandshakeTest {
                 }
             }, "connecting");
             connecting.start();
-            await(() -> !newThreads(before).isEmpty() && connecting.getState() == Thread.State.TIMED_WAITING,
-                    "the connect did not reach its handshake wait: " + connecting.getState());
+            await("the connect did not reach its handshake wait: " + connecting.getState())
+                    .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> !newThreads(before).isEmpty() && connecting.getState() == Thread.State.TIMED_WAITING);
             Set<Thread> mine = newThreads(before);
 
             connecting.interrupt();
             Throwable e = ended.get(60, TimeUnit.SECONDS);
             assertInstanceOf(InterruptedException.class, e, "the held handshake was answered: " + e);
-            await(() -> mine.stream().noneMatch(Thread::isAlive),
-                    "the interrupted connect left its I/O thread running: " + mine);
+            await("the interrupted connect left its I/O thread running: " + mine)
+                    .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> mine.stream().noneMatch(Thread::isAlive));
         }
     }
 
@@ -63,19 +67,5 @@ class HeldHandshakeTest {
         Set<Thread> now = clientIoThreads();
         now.removeAll(before);
         return now;
-    }
-
-    private interface Condition {
-        boolean holds();
-    }
-
-    private static void await(Condition condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.holds()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within 30 s: " + what);
-            }
-            Thread.sleep(20);
-        }
     }
 }

@@ -3,14 +3,14 @@ package io.sibyl.client.oracle;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.sibyl.client.oracle.RawOracleSocket.Message;
-import io.sibyl.oracle.OracleConfig;
-import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.OracleExtension;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -30,24 +30,23 @@ class MalformedFrameTest {
     private static final int MAX_WRITE_SET_ROWS = 16;
     private static final int MAX_FRAME_BYTES = 4096;
 
-    private static OracleServer server;
+    @RegisterExtension
+    static final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 16, 1 << 14, 1 << 12)
+            .withLimits(MAX_WRITE_SET_ROWS, MAX_FRAME_BYTES));
     private static OracleClient bystander;
     private static int row;
 
     @BeforeAll
-    static void startOracle() throws Exception {
-        server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 16, 1 << 14, 1 << 12)
-                .withLimits(MAX_WRITE_SET_ROWS, MAX_FRAME_BYTES));
-        bystander = OracleClient.connect("127.0.0.1", server.port());
+    static void connectBystander() throws Exception {
+        bystander = OracleClient.connect("127.0.0.1", oracle.port());
     }
 
     @AfterAll
-    static void stopOracle() {
+    static void closeBystander() {
         if (bystander != null) {
             bystander.close();
         }
-        server.close();
     }
 
     /** (g) Other connections are never affected by a bad one. */
@@ -55,7 +54,7 @@ class MalformedFrameTest {
     void wellBehavedClientsStillBeginAndCommit() throws Exception {
         assertTrue(bystander.isOpen(), "a bad connection must not close another client's connection");
         commitOne(bystander);
-        try (OracleClient fresh = OracleClient.connect("127.0.0.1", server.port())) {
+        try (OracleClient fresh = OracleClient.connect("127.0.0.1", oracle.port())) {
             commitOne(fresh);
         }
     }
@@ -83,7 +82,7 @@ class MalformedFrameTest {
 
     @Test
     void badMagicInHandshakeIsAnsweredWithExplainingErrorThenClosed() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake(0x12345678, Wire.VERSION);
             Message err = connectionError(s);
             assertEquals(Wire.ERR_MALFORMED, err.code(), err.toString());
@@ -94,7 +93,7 @@ class MalformedFrameTest {
 
     @Test
     void handshakeTooShortIsAnsweredWithErrorThenClosed() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             ByteBuf b = Unpooled.buffer();
             b.writeShort(7);
             s.sendFrame(b);
@@ -106,7 +105,7 @@ class MalformedFrameTest {
 
     @Test
     void httpRequestOnOraclePortIsRejectedWithoutWaitingForAGigabyte() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             // "GET " read as a length prefix is about 1.2 GB: it must be refused at once, not buffered.
             s.sendRaw("GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             Message err = connectionError(s);
@@ -121,7 +120,7 @@ class MalformedFrameTest {
      */
     @Test
     void wrongProtocolVersionIsAnsweredWithVersionErrorThenClosed() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake(Wire.MAGIC, (short) (Wire.VERSION + 41));
             Message err = connectionError(s);
             assertTrue(err.text().contains("version") && err.text().contains(Integer.toString(Wire.VERSION + 41)),
@@ -132,7 +131,7 @@ class MalformedFrameTest {
 
     @Test
     void emptyRangeInARangeCleanedUpReportIsMalformedAndCloses() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake();
             ByteBuf b = Unpooled.buffer();
             b.writeByte(Wire.RANGE_CLEANED_UP);
@@ -148,7 +147,7 @@ class MalformedFrameTest {
 
     @Test
     void unknownMessageTypeAfterGoodHandshakeIsMalformedAndCloses() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake();
             ByteBuf b = Unpooled.buffer();
             b.writeByte(99);
@@ -162,7 +161,7 @@ class MalformedFrameTest {
 
     @Test
     void commitDeclaringTenRowsButCarryingThreeIsMalformedAndCloses() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake();
             s.sendFrame(RawOracleSocket.begin(Unpooled.buffer(), 1));
             long start = s.expect(Wire.STARTED).value();
@@ -182,7 +181,7 @@ class MalformedFrameTest {
 
     @Test
     void goodBeginFollowedByGarbageInTheSameFrameIsRejectedAsAWhole() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake();
             ByteBuf b = RawOracleSocket.begin(Unpooled.buffer(), 1);
             b.writeByte(Wire.QUERY);
@@ -196,14 +195,14 @@ class MalformedFrameTest {
 
     @Test
     void zeroTimestampAndEmptyFrameAreMalformed() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake();
             s.sendFrame(RawOracleSocket.withTimestamp(Unpooled.buffer(), Wire.QUERY, 1, 0));
             Message err = connectionError(s);
             assertEquals(Wire.ERR_MALFORMED, err.code(), err.toString());
             assertTrue(err.text().contains("positive"), "unhelpful text: " + err.text());
         }
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake();
             s.sendFrame(Unpooled.buffer());
             Message err = connectionError(s);
@@ -214,7 +213,7 @@ class MalformedFrameTest {
 
     @Test
     void frameLongerThanMaxFrameBytesIsTooLargeAndCloses() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake();
             ByteBuf b = Unpooled.buffer();
             b.writeInt(MAX_FRAME_BYTES + 1); // length prefix only, and a few bytes of the body
@@ -231,7 +230,7 @@ class MalformedFrameTest {
     @Test
     void frameOfExactlyMaxFrameBytesIncludingPrefixIsAccepted() throws Exception {
         // The client sizes its frames against the advertised max.frame.bytes counting the 4-byte prefix.
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             long[] hello = s.handshake();
             assertEquals(MAX_FRAME_BYTES, hello[3], "HELLO advertises max.frame.bytes");
             assertEquals(MAX_WRITE_SET_ROWS, hello[2], "HELLO advertises max.write.set.rows");
@@ -253,7 +252,7 @@ class MalformedFrameTest {
 
     @Test
     void writeSetAboveLimitGetsPerRequestErrorAndConnectionStaysUsable() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake();
             s.sendFrame(RawOracleSocket.begin(Unpooled.buffer(), 1));
             long start = s.expect(Wire.STARTED).value();
@@ -289,7 +288,7 @@ class MalformedFrameTest {
 
     @Test
     void commitOfUnknownTransactionGetsPerRequestErrorAndConnectionStaysUsable() throws Exception {
-        try (RawOracleSocket s = RawOracleSocket.connect(server.port())) {
+        try (RawOracleSocket s = RawOracleSocket.connect(oracle.port())) {
             s.handshake();
             s.sendFrame(RawOracleSocket.commit(Unpooled.buffer(), 3, 1L << 40, 42L));
             Message err = s.expect(Wire.ERROR);
@@ -302,7 +301,7 @@ class MalformedFrameTest {
 
     @Test
     void oversizedWriteSetThroughOracleClientFailsOnlyThatCommit() throws Exception {
-        try (OracleClient c = OracleClient.connect("127.0.0.1", server.port())) {
+        try (OracleClient c = OracleClient.connect("127.0.0.1", oracle.port())) {
             long start = c.begin().get(5, TimeUnit.SECONDS);
             long[] rows = new long[MAX_WRITE_SET_ROWS + 1];
             for (int i = 0; i < rows.length; i++) {

@@ -11,6 +11,7 @@ import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -18,8 +19,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -52,10 +53,12 @@ class OracleConnectionOverZooKeeperTest {
             ZooKeeperOracleLocator locator = new ZooKeeperOracleLocator(cluster.zkConnect(), path, 30_000);
             OracleConnection connection = OracleConnection.open(locator, 300_000);
             zk.delete(path, -1);
-            await(() -> locator.describe().contains("no oracle has published itself"), locator::describe);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).untilAsserted(() -> assertTrue(
+                    locator.describe().contains("no oracle has published itself"), locator::describe));
             oracle.close();
             OracleClient lost = connection.lastConnected();
-            await(() -> !lost.isOpen(), () -> "the client did not notice the oracle had gone");
+            await("the client noticing the oracle had gone").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(10)).until(() -> !lost.isOpen());
 
             CompletableFuture<OracleClient> failover = new CompletableFuture<>();
             Thread failing = new Thread(() -> {
@@ -67,7 +70,8 @@ class OracleConnectionOverZooKeeperTest {
             }, "failover");
             failing.start();
             // Waiting in the locator for a leader to be published.
-            await(() -> failing.getState() == Thread.State.TIMED_WAITING, () -> "failover thread " + failing.getState());
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).untilAsserted(
+                    () -> assertEquals(Thread.State.TIMED_WAITING, failing.getState(), "failover thread"));
 
             CompletableFuture<Void> closed = CompletableFuture.runAsync(connection::close);
             closed.get(60, TimeUnit.SECONDS); // before: about 300 s, the failover timeout
@@ -157,10 +161,6 @@ class OracleConnectionOverZooKeeperTest {
         void run() throws Exception;
     }
 
-    private interface Condition {
-        boolean holds() throws Exception;
-    }
-
     private static int port(OracleClient c) {
         String address = c.address();
         return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
@@ -175,15 +175,5 @@ class OracleConnectionOverZooKeeperTest {
             throw new AssertionError("the failover did not end after the close");
         }
         throw new AssertionError("the failover connected after the close");
-    }
-
-    private static void await(Condition condition, Supplier<String> what) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.holds()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within 30 s: " + what.get());
-            }
-            Thread.sleep(10);
-        }
     }
 }

@@ -1,10 +1,8 @@
 package io.sibyl.client.oracle;
 
-import io.sibyl.oracle.OracleConfig;
-import io.sibyl.oracle.OracleServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.sibyl.oracle.OracleExtension;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -38,19 +36,10 @@ import static org.junit.jupiter.api.Assertions.fail;
  * is explained by a committed overlapping writer of a shared row.
  */
 class PipelinedClientTest {
-    private static OracleServer server;
-
-    @BeforeAll
-    static void startOracle() throws Exception {
-        // Tables large enough that nothing is evicted: T_max stays 0 and every abort in these tests is a conflict.
-        server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 18, 1 << 16, 1 << 14));
-    }
-
-    @AfterAll
-    static void stopOracle() {
-        server.close();
-    }
+    // Tables large enough that nothing is evicted: T_max stays 0 and every abort in these tests is a conflict.
+    @RegisterExtension
+    static final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 18, 1 << 16, 1 << 14));
 
     /** One transaction's fate as the client saw it. */
     record Tx(long start, long[] rows, long commit, TransactionAbortedException.Reason abortReason) {
@@ -172,7 +161,7 @@ class PipelinedClientTest {
     void twoThousandBeginsOutstandingThenTwoThousandCommitsOutstandingOnOneConnection() throws Exception {
         int n = 2000;
         Random rnd = new Random(1);
-        try (OracleClient client = OracleClient.connect("127.0.0.1", server.port())) {
+        try (OracleClient client = OracleClient.connect("127.0.0.1", oracle.port())) {
             List<CompletableFuture<Long>> begins = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 begins.add(client.begin());
@@ -211,7 +200,7 @@ class PipelinedClientTest {
     void twoThousandBeginCommitChainsLaunchedAtOnceOnOneConnection() throws Exception {
         int n = 2000;
         Random rnd = new Random(2);
-        try (OracleClient client = OracleClient.connect("127.0.0.1", server.port())) {
+        try (OracleClient client = OracleClient.connect("127.0.0.1", oracle.port())) {
             List<long[]> rows = new ArrayList<>();
             List<CompletableFuture<Long>> starts = new ArrayList<>();
             List<CompletableFuture<Long>> commits = new ArrayList<>();
@@ -236,7 +225,7 @@ class PipelinedClientTest {
     void eightThreadsShareOneConnectionWithFiftyTransactionsInFlightEach() throws Exception {
         int threads = 8;
         int perThread = 300;
-        try (OracleClient client = OracleClient.connect("127.0.0.1", server.port())) {
+        try (OracleClient client = OracleClient.connect("127.0.0.1", oracle.port())) {
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             try {
                 List<Future<List<Object[]>>> results = new ArrayList<>();
@@ -294,7 +283,7 @@ class PipelinedClientTest {
     void requestsOfManyThreadsAreAnsweredWithDistinctIncreasingTimestampsPerThread() throws Exception {
         int threads = 6;
         int perThread = 500;
-        try (OracleClient client = OracleClient.connect("127.0.0.1", server.port())) {
+        try (OracleClient client = OracleClient.connect("127.0.0.1", oracle.port())) {
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             try {
                 List<Future<long[]>> results = new ArrayList<>();

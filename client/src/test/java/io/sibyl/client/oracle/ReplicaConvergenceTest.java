@@ -3,11 +3,11 @@ package io.sibyl.client.oracle;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import io.sibyl.oracle.OracleConfig;
-import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.OracleExtension;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -32,20 +32,19 @@ class ReplicaConvergenceTest {
     private static final int EARLY_CONNECTIONS = 80;
     private static final int LATE_CONNECTIONS = 20;
 
-    private static OracleServer server;
+    @RegisterExtension
+    static final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 16, 1 << 14, 1 << 12));
     private static EventLoopGroup group;
 
     @BeforeAll
-    static void startOracle() throws Exception {
-        server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 16, 1 << 14, 1 << 12));
+    static void startClientThreads() {
         group = new NioEventLoopGroup(2, new DefaultThreadFactory("replica-test-client", true));
     }
 
     @AfterAll
-    static void stopOracle() {
+    static void stopClientThreads() {
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
-        server.close();
     }
 
     /** A writer's fate; {@code commit == 0} means aborted (by conflict or by its client). */
@@ -117,7 +116,7 @@ class ReplicaConvergenceTest {
 
     @Test
     void hundredConnectionsOnTwoThreadsAgreeOnEveryWritersVisibility() throws Exception {
-        runScenario(server.port(), group, true);
+        runScenario(oracle.port(), group, true);
     }
 
     /**

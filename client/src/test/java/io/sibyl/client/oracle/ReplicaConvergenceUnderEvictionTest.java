@@ -3,11 +3,11 @@ package io.sibyl.client.oracle;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import io.sibyl.oracle.OracleConfig;
-import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.OracleExtension;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.concurrent.TimeUnit;
 
@@ -20,24 +20,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * history on every snapshot question.
  */
 class ReplicaConvergenceUnderEvictionTest {
-    private static OracleServer server;
+    @RegisterExtension
+    static final OracleExtension oracle = OracleExtension.withSettings(c -> c.withCapacities(64, 32, 1 << 12));
     private static EventLoopGroup group;
 
     @BeforeAll
-    static void startOracle() throws Exception {
-        server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0).withCapacities(64, 32, 1 << 12));
+    static void startClientThreads() {
         group = new NioEventLoopGroup(2, new DefaultThreadFactory("replica-eviction-test-client", true));
     }
 
     @AfterAll
-    static void stopOracle() {
+    static void stopClientThreads() {
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
-        server.close();
     }
 
     @Test
     void hundredConnectionsAgreeOnEveryWritersVisibilityWhileTmaxRises() throws Exception {
-        ReplicaConvergenceTest.runScenario(server.port(), group, false);
-        assertTrue(server.tMax() > 0, "the capacities are meant to force evictions, so T_max must have moved");
+        ReplicaConvergenceTest.runScenario(oracle.port(), group, false);
+        assertTrue(oracle.server().tMax() > 0,
+                "the capacities are meant to force evictions, so T_max must have moved");
     }
 }

@@ -3,16 +3,16 @@ package io.sibyl.client.oracle;
 import io.netty.buffer.Unpooled;
 import io.sibyl.client.oracle.RawOracleSocket.Message;
 import io.sibyl.oracle.OracleConfig;
-import io.sibyl.oracle.OracleServer;
+import io.sibyl.oracle.OracleExtension;
 import io.sibyl.protocol.DecisionBlockReader;
 import io.sibyl.protocol.DecisionVisitor;
 import io.sibyl.protocol.Wire;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -39,20 +40,11 @@ class SilentClientPushTest {
     private static final long PUSH_MILLIS = 50;
     private static final long MAX_LAG_BYTES = 4096;
 
-    private static OracleServer server;
+    @RegisterExtension
+    static final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 16, 1 << 14, 1 << 12)
+            .withReplication(PUSH_MILLIS, MAX_LAG_BYTES));
     private static int row;
-
-    @BeforeAll
-    static void startOracle() throws Exception {
-        server = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
-                .withCapacities(1 << 16, 1 << 14, 1 << 12)
-                .withReplication(PUSH_MILLIS, MAX_LAG_BYTES));
-    }
-
-    @AfterAll
-    static void stopOracle() {
-        server.close();
-    }
 
     /**
      * With nothing to push, a silent connection still hears from the oracle at least once a second (an empty frame),
@@ -61,7 +53,7 @@ class SilentClientPushTest {
      */
     @Test
     void anIdleConnectionHearsTheOracleAtLeastOnceASecond() throws Exception {
-        try (OracleClient idle = OracleClient.connect("127.0.0.1", server.port())) {
+        try (OracleClient idle = OracleClient.connect("127.0.0.1", oracle.port())) {
             long reader = idle.begin().get(5, TimeUnit.SECONDS); // a read-only transaction that stays open
             long worst = 0;
             for (int i = 0; i < 60; i++) { // 6 s: silent throughout without heartbeats
@@ -82,15 +74,18 @@ class SilentClientPushTest {
         return RowIds.of("silent", ByteBuffer.allocate(4).putInt(row++).array());
     }
 
-    private static boolean await(long millis, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        while (System.nanoTime() < deadline) {
-            if (condition.getAsBoolean()) {
-                return true;
+    private static boolean knowsAll(CommitReplica replica, Map<Long, Long> commits, List<Long> aborts) {
+        for (Map.Entry<Long, Long> c : commits.entrySet()) {
+            if (replica.commitTimestampOf(c.getKey()) != c.getValue()) {
+                return false;
             }
-            Thread.sleep(5);
         }
-        return condition.getAsBoolean();
+        for (long a : aborts) {
+            if (!replica.isAborted(a)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Collects what decision blocks say. */
@@ -119,8 +114,8 @@ class SilentClientPushTest {
 
     @Test
     void silentOracleClientLearnsOtherConnectionsCommitsAndAbortsWithinAFewPushIntervals() throws Exception {
-        try (OracleClient silent = OracleClient.connect("127.0.0.1", server.port());
-             OracleClient writer = OracleClient.connect("127.0.0.1", server.port())) {
+        try (OracleClient silent = OracleClient.connect("127.0.0.1", oracle.port());
+             OracleClient writer = OracleClient.connect("127.0.0.1", oracle.port())) {
             Map<Long, Long> commits = new HashMap<>();
             List<Long> aborts = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
@@ -145,21 +140,10 @@ class SilentClientPushTest {
             // Pushes are the only way a connection that asks nothing learns anything (heartbeats are empty), so
             // learning at all proves them; how fast is for the benchmarks. The deadline only bounds a broken run.
             CommitReplica replica = silent.replica();
-            boolean learned = await(20_000, () -> {
-                for (Map.Entry<Long, Long> c : commits.entrySet()) {
-                    if (replica.commitTimestampOf(c.getKey()) != c.getValue()) {
-                        return false;
-                    }
-                }
-                for (long a : aborts) {
-                    if (!replica.isAborted(a)) {
-                        return false;
-                    }
-                }
-                return true;
-            });
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5)).untilAsserted(() -> assertTrue(
+                    knowsAll(replica, commits, aborts),
+                    () -> "the silent connection's replica did not learn the commits: " + replica));
             long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - doneAt);
-            assertTrue(learned, "the silent connection's replica did not learn the commits within 20 s: " + replica);
             System.out.println("silent connection learned the commits in " + tookMillis + " ms (pushes every "
                     + PUSH_MILLIS + " ms)");
             assertEquals(0, silent.startRepliesReceived(), "the silent client never asked for anything");
@@ -170,8 +154,8 @@ class SilentClientPushTest {
 
     @Test
     void silentRawSocketReceivesDeltaOnlyFramesAndNoEmptyPushes() throws Exception {
-        try (RawOracleSocket silent = RawOracleSocket.connect(server.port());
-             OracleClient writer = OracleClient.connect("127.0.0.1", server.port())) {
+        try (RawOracleSocket silent = RawOracleSocket.connect(oracle.port());
+             OracleClient writer = OracleClient.connect("127.0.0.1", oracle.port())) {
             long tInit = silent.handshake()[0];
             Map<Long, Long> expected = new HashMap<>();
             for (int i = 0; i < 10; i++) {
@@ -245,7 +229,7 @@ class SilentClientPushTest {
         assertTrue(writer.isOpen(), "the client that kept reading must not be closed");
         long s = writer.begin().get(5, TimeUnit.SECONDS);
         assertTrue(writer.commit(s, new long[] {nextRow()}).get(5, TimeUnit.SECONDS) > s);
-        try (OracleClient fresh = OracleClient.connect("127.0.0.1", server.port())) {
+        try (OracleClient fresh = OracleClient.connect("127.0.0.1", oracle.port())) {
             long t = fresh.begin().get(5, TimeUnit.SECONDS);
             assertTrue(fresh.commit(t, new long[] {nextRow()}).get(5, TimeUnit.SECONDS) > t);
         }
@@ -253,16 +237,17 @@ class SilentClientPushTest {
 
     @Test
     void connectionThatNeverReadsIsClosedWithReasonWhenABurstExceedsMaxLagBytes() throws Exception {
-        try (OracleClient writer = OracleClient.connect("127.0.0.1", server.port())) {
-            int before = server.connections();
-            try (RawOracleSocket deaf = RawOracleSocket.connect(server.port())) {
+        try (OracleClient writer = OracleClient.connect("127.0.0.1", oracle.port())) {
+            int before = oracle.server().connections();
+            try (RawOracleSocket deaf = RawOracleSocket.connect(oracle.port())) {
                 deaf.handshake(Wire.MAGIC, Wire.VERSION); // and from now on never read
-                assertTrue(await(20_000, () -> server.connections() == before + 1));
+                await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5))
+                        .until(() -> oracle.server().connections() == before + 1);
                 Thread.sleep(2 * PUSH_MILLIS); // let the HELLO go out so the connection has a replication cursor
-                int committed = commitBursts(writer, 300, 0, 30_000, () -> server.connections() == before);
-                assertTrue(await(10_000, () -> server.connections() == before),
-                        "the oracle kept a connection that never reads open after " + committed + " commits ("
-                                + "max.lag.bytes=" + MAX_LAG_BYTES + ")");
+                int committed = commitBursts(writer, 300, 0, 30_000, () -> oracle.server().connections() == before);
+                await("the oracle closing a connection that never reads after " + committed + " commits ("
+                        + "max.lag.bytes=" + MAX_LAG_BYTES + ")").atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(5)).until(() -> oracle.server().connections() == before);
 
                 List<Message> got = deaf.readUntilClosed();
                 assertTrue(!got.isEmpty(), "closed without a reason");

@@ -9,11 +9,12 @@ import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -49,7 +50,9 @@ class ZooKeeperOracleLocatorTest {
                 int readsBefore = link.requests(ZooDefs.OpCode.getData);
                 link.restore();
                 // The locator reads once its watch is registered again: only then may the next cut come.
-                awaitReads(link, readsBefore + 1);
+                await("the locator reading the znode after reconnecting").atMost(Duration.ofSeconds(30))
+                        .pollInterval(Duration.ofMillis(10))
+                        .until(() -> link.requests(ZooDefs.OpCode.getData) >= readsBefore + 1);
                 awaitDescribed(locator, "(leader: epoch 1 ");
             }
             assertEquals(1, link.handshakes().stream().filter(ZooKeeperLink.Handshake::openedNewSession).count(),
@@ -58,11 +61,9 @@ class ZooKeeperOracleLocatorTest {
             int changes = 5;
             for (int epoch = 2; epoch < 2 + changes; epoch++) {
                 LeaderZnode.publish(zk, path, new LeaderRecord(epoch, "127.0.0.1", 4000 + epoch, "owner-" + epoch));
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                while (locator.leader(1_000).epoch() != epoch && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
-                }
-                assertEquals(epoch, locator.leader(1_000).epoch(), locator.describe());
+                long published = epoch;
+                await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(10)).untilAsserted(
+                        () -> assertEquals(published, locator.leader(1_000).epoch(), locator::describe));
             }
             Thread.sleep(1_000); // time for any duplicate watcher's reads to go out
             // A new record replaces the old in one transaction, a deletion and a creation: at most two events, each
@@ -90,24 +91,10 @@ class ZooKeeperOracleLocatorTest {
         }
     }
 
-    private static void awaitReads(ZooKeeperLink link, int reads) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (link.requests(ZooDefs.OpCode.getData) < reads) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the locator did not read the znode after reconnecting");
-            }
-            Thread.sleep(10);
-        }
-    }
-
-    private static void awaitDescribed(ZooKeeperOracleLocator locator, String text) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!locator.describe().contains(text)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the locator never said '" + text + "': " + locator.describe());
-            }
-            Thread.sleep(10);
-        }
+    private static void awaitDescribed(ZooKeeperOracleLocator locator, String text) {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).untilAsserted(
+                () -> assertTrue(locator.describe().contains(text),
+                        () -> "the locator never said '" + text + "': " + locator.describe()));
     }
 
     @Test

@@ -4,13 +4,16 @@ import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The standby's watch of its leader against the leader's defences: it is not taken for a connection that never
@@ -49,31 +52,22 @@ class LeaderConnectionWatchTest {
             assertFalse(lost.await(LeaderConnectionWatch.REFUSED_RETRY_MS * 5 / 2, TimeUnit.MILLISECONDS),
                     "a refusal by a live leader was taken for its death");
             // Waited for rather than expected by a time: a loaded machine may take longer than the pause to retry.
-            long retryDeadline = System.nanoTime() + 10_000_000_000L;
-            while (leader.refusedConnections() < 2 && System.nanoTime() < retryDeadline) {
-                Thread.sleep(20);
-            }
-            assertTrue(leader.refusedConnections() >= 2, "refused " + leader.refusedConnections() + " times");
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> assertTrue(
+                    leader.refusedConnections() >= 2, "refused " + leader.refusedConnections() + " times"));
             assertEquals(1, lost.getCount(), "a refusal by a live leader was taken for its death");
             occupant.begin(); // the leader serves its clients all along
 
             occupant.close();
             // The watch takes the free place at its next attempt, and is not refused any more.
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            long refusals = leader.refusedConnections();
-            long stableSince = System.nanoTime();
-            while (!(leader.connections() == 1
-                    && System.nanoTime() - stableSince > 2 * LeaderConnectionWatch.REFUSED_RETRY_MS * 1_000_000L)) {
-                if (System.nanoTime() > deadline) {
-                    fail("the watch did not connect: " + leader.connections() + " connections, "
-                            + leader.refusedConnections() + " refused");
-                }
-                if (leader.refusedConnections() != refusals || leader.connections() != 1) {
-                    refusals = leader.refusedConnections();
-                    stableSince = System.nanoTime();
-                }
-                Thread.sleep(20);
-            }
+            // Steady for two retry pauses: one connection, and no refusal since the last look.
+            AtomicLong refusals = new AtomicLong(leader.refusedConnections());
+            await().atMost(Duration.ofSeconds(10)).during(Duration.ofMillis(2 * LeaderConnectionWatch.REFUSED_RETRY_MS))
+                    .pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
+                        long refused = leader.refusedConnections();
+                        assertTrue(refusals.getAndSet(refused) == refused && leader.connections() == 1,
+                                "the watch did not connect: " + leader.connections() + " connections, " + refused
+                                        + " refused");
+                    });
             assertEquals(1, lost.getCount());
             leader.close();
             assertTrue(lost.await(10, TimeUnit.SECONDS), "the watch did not notice the leader go");
@@ -83,13 +77,8 @@ class LeaderConnectionWatchTest {
         }
     }
 
-    private static void awaitConnections(OracleServer server, int expected) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (server.connections() != expected) {
-            if (System.nanoTime() > deadline) {
-                fail(server.connections() + " connections open, expected " + expected);
-            }
-            Thread.sleep(10);
-        }
+    private static void awaitConnections(OracleServer server, int expected) {
+        await("connections open").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(server::connections, equalTo(expected));
     }
 }

@@ -10,11 +10,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -95,12 +97,11 @@ class RepeatedFailoverTest {
                                       LedgerRegistry registry) throws Exception {
         long deletedBefore = registry.read().deleted();
         int ackedBefore = load.acked.size();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while ((load.acked.size() < ackedBefore + 200 || registry.read().deleted() <= deletedBefore)
-                && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertTrue(registry.read().deleted() > deletedBefore, "ledgers deleted before the kill: " + registry.read());
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).untilAsserted(() -> {
+            LedgerRegistry.Snapshot now = registry.read();
+            assertTrue(now.deleted() > deletedBefore, "ledgers deleted before the kill: " + now);
+            assertTrue(load.acked.size() >= ackedBefore + 200, "200 more commits acknowledged before the kill");
+        });
         long running;
         try (RawOracleClient c = RawOracleClient.connect("127.0.0.1", LeaderZnode.read(zk, leaderZnode).port(),
                 5000)) {
@@ -112,13 +113,10 @@ class RepeatedFailoverTest {
     }
 
     /** Waits until the load has a commit acknowledged by the leader announced now. */
-    private static void awaitCommitsOf(ZooKeeper zk, String leaderZnode, FailoverLoad load) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        LeaderRecord r = LeaderZnode.read(zk, leaderZnode);
-        while (System.nanoTime() < deadline && (r == null || load.firstCommitOf(r.epoch()) < 0)) {
-            Thread.sleep(10);
-            r = LeaderZnode.read(zk, leaderZnode);
-        }
-        assertTrue(r != null && load.firstCommitOf(r.epoch()) > 0, "the new leader served commits: " + load);
+    private static void awaitCommitsOf(ZooKeeper zk, String leaderZnode, FailoverLoad load) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10)).untilAsserted(() -> {
+            LeaderRecord r = LeaderZnode.read(zk, leaderZnode);
+            assertTrue(r != null && load.firstCommitOf(r.epoch()) > 0, "the new leader served commits: " + load);
+        });
     }
 }

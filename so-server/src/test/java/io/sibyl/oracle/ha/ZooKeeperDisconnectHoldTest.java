@@ -15,11 +15,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.BooleanSupplier;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -51,14 +53,16 @@ class ZooKeeperDisconnectHoldTest {
             try {
                 server = ElectionChainTest.lead(candidate).get(30, TimeUnit.SECONDS);
                 LeaderRecord leader = awaitLeader(zk, s.leaderZnode());
-                awaitTrue(() -> candidate.lease().isValid(), "the new leader's lease is confirmed");
+                await("the new leader's lease is confirmed").atMost(Duration.ofSeconds(20))
+                        .pollInterval(Duration.ofMillis(10)).until(() -> candidate.lease().isValid());
 
                 try (RawOracleClient client = RawOracleClient.connect("127.0.0.1", server.port(), 60_000)) {
                     long first = client.begin();
                     assertEquals(Wire.COMMITTED, client.commit(first, 1).type());
 
                     link.cut();
-                    awaitTrue(() -> !candidate.lease().isValid(), "the lease ends when ZooKeeper is cut off");
+                    await("the lease ends when ZooKeeper is cut off").atMost(Duration.ofSeconds(20))
+                            .pollInterval(Duration.ofMillis(10)).until(() -> !candidate.lease().isValid());
                     long held = client.sendBegin();
                     CompletableFuture<Long> answer = CompletableFuture.supplyAsync(() -> {
                         try {
@@ -95,22 +99,9 @@ class ZooKeeperDisconnectHoldTest {
         }
     }
 
-    private static LeaderRecord awaitLeader(ZooKeeper zk, String path) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        LeaderRecord r = LeaderZnode.read(zk, path);
-        while (r == null && System.nanoTime() < deadline) {
-            Thread.sleep(20); // the announcement may trail the server's start by a ZooKeeper write
-            r = LeaderZnode.read(zk, path);
-        }
-        assertTrue(r != null, "the leader announced itself");
-        return r;
-    }
-
-    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertTrue(condition.getAsBoolean(), what);
+    /** The announcement may trail the server's start by a ZooKeeper write. */
+    private static LeaderRecord awaitLeader(ZooKeeper zk, String path) {
+        return await("the leader announcing itself").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20))
+                .until(() -> LeaderZnode.read(zk, path), Objects::nonNull);
     }
 }

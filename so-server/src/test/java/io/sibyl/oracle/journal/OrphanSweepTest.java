@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +17,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -216,12 +218,9 @@ class OrphanSweepTest {
         return d;
     }
 
-    private static void awaitDeletes(OracleDriver d) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (d.journal.retention().ledgersDeleted() < d.journal.retention().ledgersDropped()
-                && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+    private static void awaitDeletes(OracleDriver d) {
+        await("the deletion of every dropped ledger").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20))
+                .until(() -> d.journal.retention().ledgersDeleted() >= d.journal.retention().ledgersDropped());
     }
 
     /** A ledger with one entry, tagged as a journal ledger of {@code registryPath} written at {@code epoch}. */

@@ -1,13 +1,13 @@
 package io.sibyl.oracle.tls;
 
 import io.sibyl.oracle.OracleConfig;
+import io.sibyl.oracle.OracleExtension;
 import io.sibyl.oracle.OracleServer;
 import io.sibyl.protocol.TlsSettings;
 import io.sibyl.protocol.SelfSignedTls;
 import io.sibyl.protocol.Wire;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLSocket;
@@ -27,20 +27,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * refused, the plaintext one with a message saying what to set.
  */
 class TlsOracleTest {
-    private static OracleServer oracle;
-    private static SelfSignedTls certs;
-
-    @BeforeAll
-    static void start() throws Exception {
-        certs = TestCertificates.get();
-        oracle = OracleServer.startInMemory(OracleConfig.defaults().withPort(0).withCapacities(1 << 12, 1 << 10, 1 << 8)
-                .withTls(certs.oracle()));
-    }
-
-    @AfterAll
-    static void stop() {
-        oracle.close();
-    }
+    private static final SelfSignedTls certs = TestCertificates.get();
+    @RegisterExtension
+    static final OracleExtension oracle = OracleExtension.withSettings(c -> c
+            .withCapacities(1 << 12, 1 << 10, 1 << 8)
+            .withTls(certs.oracle()));
 
     @Test
     void aClientWithATrustedCertificateHandshakesBeginsAndCommitsOverTls() throws Exception {
