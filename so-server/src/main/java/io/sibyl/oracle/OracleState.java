@@ -44,15 +44,14 @@ public final class OracleState {
     private long recoveryHoldEndsNanos;
     private final LongSupplier nanoClock;
     private final DecisionBlockWriter block = new DecisionBlockWriter();
-    private final long reservationBlock;
+    /** The last timestamp handed out, and the reservation journaled ahead of it. */
+    private final TimestampClock clock;
     private final int maxAborted;
     private final RunningTransactions.AbortSink recordAbort = this::recordAbort;
     /** The client behind each connection, and what it may abort or report cleaned up. */
     private final OwnerIdentities owners;
     private final RunningTransactions.TimestampSink recordForget = block::forget;
 
-    private long clock;
-    private long reservedUpTo;
     private long tMax;
     private long announcedTmax;
     private long commitCount;
@@ -150,16 +149,14 @@ public final class OracleState {
         recoveryHoldEndsNanos = lastTimestamp > 0
                 ? nanoClock.getAsLong() + Math.max(recoveryHoldMillis, config.readerGraceMillis()) * 1_000_000L
                 : Long.MIN_VALUE;
-        reservationBlock = config.timestampReservationBlock();
         maxAborted = config.maxAbortedTransactions();
-        clock = lastTimestamp;
-        reservedUpTo = lastTimestamp;
+        clock = new TimestampClock(lastTimestamp, config.timestampReservationBlock(), block);
         if (history.enabled()) {
-            history.start(clock, nanoClock.getAsLong());
+            history.start(clock.last(), nanoClock.getAsLong());
         }
         tMax = recoveredTmax;
         announcedTmax = recoveredTmax;
-        block.start(clock);
+        block.start(clock.last());
 
         ranges = new InDoubtRanges(recoveredTmax, lastTimestamp, earlierRanges, commitStarts, block);
 
@@ -182,23 +179,6 @@ public final class OracleState {
     /** Writes the aborted ranges in the HELLO format ({@link AbortedRange#writeAll}). */
     public void writeAbortedRanges(ByteBuf out) {
         ranges.writeForHello(out);
-    }
-
-    /** The next multiple of {@link Timestamps#STEP}: the numbers between are left to fast-path versions. */
-    private long nextTimestamp() {
-        long ts = clock = Timestamps.nextAbove(clock);
-        if (ts > reservedUpTo) {
-            // Compared before adding: a sum past Long.MAX_VALUE would journal a negative limit, and recovery would
-            // restart the clock below timestamps already handed out.
-            if (reservationBlock >= DecisionBlockWriter.MAX_TIMESTAMP - ts) {
-                clock = ts - Timestamps.STEP;
-                throw new IllegalStateException("timestamp space exhausted: no block of " + reservationBlock
-                        + " timestamps fits above " + ts);
-            }
-            reservedUpTo = ts + reservationBlock;
-            block.reserve(reservedUpTo);
-        }
-        return ts;
     }
 
     /**
@@ -225,7 +205,7 @@ public final class OracleState {
             refusedBegins++;
             return ABORTED_SET_FULL;
         }
-        long ts = nextTimestamp();
+        long ts = clock.next();
         running.add(ts, owner);
         beginCount++;
         return ts;
@@ -251,7 +231,7 @@ public final class OracleState {
         long[] rowIds = ids;
         int count = writes;
         if (count > 0 && history.enabled()) {
-            history.beforeCommit(clock, running, nanoClock.getAsLong(), System.currentTimeMillis()); // committer runs
+            history.beforeCommit(clock.last(), running, nanoClock.getAsLong(), System.currentTimeMillis()); // committer runs
         }
         int state = running.finish(startTs);
         if (state != RunningTransactions.RUNNING) {
@@ -294,7 +274,7 @@ public final class OracleState {
         if (count == 0) {
             return startTs; // wrote nothing: nothing to order, nothing for readers to resolve
         }
-        long commitTs = nextTimestamp();
+        long commitTs = clock.next();
         for (int i = 0; i < count; i++) {
             conflicts.record(rowIds[i], commitTs);
         }
@@ -323,9 +303,9 @@ public final class OracleState {
      */
     public long ticket(long[] ids, int count) {
         if (history.enabled()) {
-            history.beforeCommit(clock, running, nanoClock.getAsLong(), System.currentTimeMillis());
+            history.beforeCommit(clock.last(), running, nanoClock.getAsLong(), System.currentTimeMillis());
         }
-        long ticket = nextTimestamp();
+        long ticket = clock.next();
         for (int i = 0; i < count; i++) {
             conflicts.record(ids[i], ticket);
         }
@@ -380,7 +360,7 @@ public final class OracleState {
                 || (state == RunningTransactions.NOT_FOUND && aborted.contains(startTs))) {
             // It wrote nothing, so there is nothing to clean up: start the forgetting clock now. (NOT_FOUND yet
             // aborted: transaction.max.age.ms aborted it and let it go; its client finishes it only now.)
-            aborted.cleanedUp(startTs, clock);
+            aborted.cleanedUp(startTs, clock.last());
         }
     }
 
@@ -418,7 +398,7 @@ public final class OracleState {
 
     /** The client removed every version {@code startTs} wrote. Returns false if it is not an aborted transaction. */
     public boolean cleanedUp(long startTs) {
-        return aborted.cleanedUp(startTs, clock);
+        return aborted.cleanedUp(startTs, clock.last());
     }
 
     /**
@@ -428,7 +408,7 @@ public final class OracleState {
      * {@code (from, to]} (unknown, forgotten already) or its report is pending already.
      */
     public boolean rangeCleanedUp(long from, long to) {
-        return ranges.reportCleanedUp(from, to, clock);
+        return ranges.reportCleanedUp(from, to, clock.last());
     }
 
     /**
@@ -484,7 +464,7 @@ public final class OracleState {
      */
     public byte[] sealBlock() {
         long abortsBeforeExpiry = abortCount;
-        expiry.expire(clock, running, recordAbort, holds);
+        expiry.expire(clock.last(), running, recordAbort, holds);
         expiredAborts += abortCount - abortsBeforeExpiry;
         if (tMax > announcedTmax) {
             long abortsBefore = abortCount;
@@ -501,7 +481,7 @@ public final class OracleState {
             return null;
         }
         byte[] sealed = block.seal();
-        block.start(clock);
+        block.start(clock.last());
         return sealed;
     }
 
@@ -515,7 +495,7 @@ public final class OracleState {
         int[] n = {0};
         aborted.forEach(ts -> abortedTs[n[0]++] = ts);
         Arrays.sort(abortedTs);
-        return new Checkpoint(announcedTmax, clock, Math.max(clock, reservedUpTo), abortedTs, ranges.list());
+        return new Checkpoint(announcedTmax, clock.last(), clock.reservedUpTo(), abortedTs, ranges.list());
     }
 
     /**
@@ -526,7 +506,7 @@ public final class OracleState {
      * Timestamps between the clock and the reservation were never handed out, so no version carries them.
      */
     public void stopCleanly() {
-        tMax = Math.max(tMax, Math.max(clock, reservedUpTo));
+        tMax = Math.max(tMax, clock.reservedUpTo());
     }
 
     /** Records in the block being built; callers seal when it grows large. */
@@ -549,7 +529,7 @@ public final class OracleState {
             }
             recoveryHoldEndsNanos = Long.MIN_VALUE;
         }
-        return Math.min(running.oldest(clock + 1), holds.floor(now, Long.MAX_VALUE));
+        return Math.min(running.oldest(clock.last() + 1), holds.floor(now, Long.MAX_VALUE));
     }
 
     /**
@@ -557,12 +537,12 @@ public final class OracleState {
      * it cannot, and how to fix it.
      */
     HistoryPoints.Answer historyAtTimestamp(long ts) {
-        return history.atTimestamp(ts, clock, running, nanoClock.getAsLong(), System.currentTimeMillis());
+        return history.atTimestamp(ts, clock.last(), running, nanoClock.getAsLong(), System.currentTimeMillis());
     }
 
     /** Where a read of the past at wall-clock time {@code millis} reads ({@link HistoryPoints#atTime}). */
     HistoryPoints.Answer historyAtTime(long millis) {
-        return history.atTime(millis, clock, running, nanoClock.getAsLong(), System.currentTimeMillis());
+        return history.atTime(millis, clock.last(), running, nanoClock.getAsLong(), System.currentTimeMillis());
     }
 
     /** The oldest point of the past kept, which garbage collection must keep readable; null if none. */
@@ -577,7 +557,7 @@ public final class OracleState {
 
     /** Last timestamp handed out. */
     public long clock() {
-        return clock;
+        return clock.last();
     }
 
     public long tMax() {
@@ -661,6 +641,6 @@ public final class OracleState {
     OracleStats stats(int connections, long refusedConnections, long journalBlocks) {
         return new OracleStats(System.currentTimeMillis(), beginCount, refusedBegins, commitCount, abortCount,
                 conflictAborts, tooOldAborts, disconnectAborts, expiredAborts, running.live(), aborted.size(), ranges.count(),
-                commits.size(), clock, tMax, lowWatermark(), connections, refusedConnections, journalBlocks);
+                commits.size(), clock.last(), tMax, lowWatermark(), connections, refusedConnections, journalBlocks);
     }
 }
