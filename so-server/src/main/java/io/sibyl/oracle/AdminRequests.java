@@ -51,8 +51,8 @@ final class AdminRequests {
         figures.put("max.aborted.transactions", (long) state.maxAborted());
         figures.put("aborted.ranges", (long) state.abortedRanges().size());
         figures.put("recent.commits", (long) state.recentCommitCount());
-        figures.put("commits", state.commits());
-        figures.put("aborts", state.aborts());
+        figures.put("commits", state.counts().commits());
+        figures.put("aborts", state.counts().aborts());
         figures.put("connections", (long) connections.get().size());
         long[] history = state.historyFigures();
         figures.put("history.points", history[0]);

@@ -375,12 +375,12 @@ public final class OracleServer implements AutoCloseable {
 
     /** Transactions committed so far (approximate while running: read without synchronization). */
     public long commits() {
-        return state.commits();
+        return state.counts().commits();
     }
 
     /** Transactions aborted so far (approximate while running). */
     public long aborts() {
-        return state.aborts();
+        return state.counts().aborts();
     }
 
     /** Current T_max (approximate while running). */
@@ -491,6 +491,6 @@ public final class OracleServer implements AutoCloseable {
         }
         journal.close();
         metrics.close();
-        LOG.info("status oracle stopped after {} commits and {} aborts", state.commits(), state.aborts());
+        LOG.info("status oracle stopped after {} commits and {} aborts", commits(), aborts());
     }
 }

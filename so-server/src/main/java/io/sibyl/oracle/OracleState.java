@@ -52,19 +52,12 @@ public final class OracleState {
     private final OwnerIdentities owners;
     private final RunningTransactions.TimestampSink recordForget = block::forget;
 
+    private final DecisionCounters counts = new DecisionCounters();
+
     private long tMax;
     private long announcedTmax;
-    private long commitCount;
-    private long ticketCount;
     /** Consumes {@link ConflictTable#prefetch}'s result so the JIT cannot drop the loads. */
     private long prefetchSink;
-    private long abortCount;
-    private long beginCount;
-    private long refusedBegins;
-    private long conflictAborts;
-    private long tooOldAborts;
-    private long disconnectAborts;
-    private long expiredAborts;
     /** Transactions that were running when earlier oracles stopped, aborted; the sweeper's reports of them. */
     private final InDoubtRanges ranges;
 
@@ -190,24 +183,24 @@ public final class OracleState {
      */
     public long begin(int owner) {
         if (running.ownerAtLimit(owner)) {
-            refusedBegins++;
+            counts.refusedBegins++;
             return OWNER_OVERLOADED;
         }
         if (running.identityAtLimit(owner)) {
-            refusedBegins++;
+            counts.refusedBegins++;
             return IDENTITY_OVERLOADED;
         }
         if (running.isFull()) {
-            refusedBegins++;
+            counts.refusedBegins++;
             return OVERLOADED;
         }
         if (aborted.size() >= maxAborted) {
-            refusedBegins++;
+            counts.refusedBegins++;
             return ABORTED_SET_FULL;
         }
         long ts = clock.next();
         running.add(ts, owner);
-        beginCount++;
+        counts.begins++;
         return ts;
     }
 
@@ -231,7 +224,8 @@ public final class OracleState {
         long[] rowIds = ids;
         int count = writes;
         if (count > 0 && history.enabled()) {
-            history.beforeCommit(clock.last(), running, nanoClock.getAsLong(), System.currentTimeMillis()); // committer runs
+            // The committer is still running here, so a point recorded now counts it among the running.
+            history.beforeCommit(clock.last(), running, nanoClock.getAsLong(), System.currentTimeMillis());
         }
         int state = running.finish(startTs);
         if (state != RunningTransactions.RUNNING) {
@@ -253,21 +247,21 @@ public final class OracleState {
         int owner = running.lastFinishedOwner();
         if (startTs < tMax) {
             recordAbort(startTs, owner);
-            tooOldAborts++;
+            counts.tooOldAborts++;
             return TOO_OLD;
         }
         prefetchSink += conflicts.prefetch(rowIds, count + reads);
         for (int i = 0; i < count; i++) {
             if (conflicts.lastCommit(rowIds[i]) > startTs) {
                 recordAbort(startTs, owner);
-                conflictAborts++;
+                counts.conflictAborts++;
                 return CONFLICT;
             }
         }
         for (int i = count; i < count + reads; i++) {
             if (conflicts.lastCommit(rowIds[i]) > startTs) {
                 recordAbort(startTs, owner);
-                conflictAborts++;
+                counts.conflictAborts++;
                 return READ_CONFLICT;
             }
         }
@@ -288,7 +282,7 @@ public final class OracleState {
         tMax = Math.max(tMax, conflicts.tMax());
         commits.add(startTs, commitTs);
         block.commit(startTs, commitTs);
-        commitCount++;
+        counts.commits++;
         if (history.enabled()) {
             history.afterCommit(startTs, commitTs, System.currentTimeMillis());
         }
@@ -310,7 +304,7 @@ public final class OracleState {
             conflicts.record(ids[i], ticket);
         }
         tMax = Math.max(tMax, conflicts.tMax());
-        ticketCount++;
+        counts.tickets++;
         if (history.enabled()) {
             // The write's version is ticket + 1: a snapshot at the ticket does not read it yet.
             history.afterTicket(Timestamps.selfCommittedVersion(ticket), System.currentTimeMillis());
@@ -416,11 +410,11 @@ public final class OracleState {
      * the oldest of them holds the low watermark down for {@code reader.grace.ms}.
      */
     public void disconnect(int owner) {
-        long abortsBefore = abortCount;
+        long abortsBefore = counts.aborts;
         long oldest = running.finishAllOf(owner, recordAbort);
         owners.disconnect(owner);
         running.forgetOwner(owner);
-        disconnectAborts += abortCount - abortsBefore;
+        counts.disconnectAborts += counts.aborts - abortsBefore;
         if (oldest != Long.MAX_VALUE) {
             holds.hold(oldest, nanoClock.getAsLong());
         }
@@ -454,7 +448,7 @@ public final class OracleState {
     private void recordAbort(long ts, int owner) {
         if (aborted.add(ts, owners.identityOf(owner))) {
             block.abort(ts);
-            abortCount++;
+            counts.aborts++;
         }
     }
 
@@ -463,13 +457,13 @@ public final class OracleState {
      * T_max, and returns the encoded block (or null if nothing was decided). The next block starts at once.
      */
     public byte[] sealBlock() {
-        long abortsBeforeExpiry = abortCount;
+        long abortsBeforeExpiry = counts.aborts;
         expiry.expire(clock.last(), running, recordAbort, holds);
-        expiredAborts += abortCount - abortsBeforeExpiry;
+        counts.expiredAborts += counts.aborts - abortsBeforeExpiry;
         if (tMax > announcedTmax) {
-            long abortsBefore = abortCount;
+            long abortsBefore = counts.aborts;
             running.abortStartedBefore(tMax, recordAbort);
-            tooOldAborts += abortCount - abortsBefore;
+            counts.tooOldAborts += counts.aborts - abortsBefore;
             commits.trimTo(tMax);
             block.tMax(tMax);
             announcedTmax = tMax;
@@ -621,17 +615,9 @@ public final class OracleState {
         return commits.size();
     }
 
-    public long commits() {
-        return commitCount;
-    }
-
-    public long aborts() {
-        return abortCount;
-    }
-
-    /** Fast-path tickets handed out ({@link #ticket}). */
-    public long tickets() {
-        return ticketCount;
+    /** What this state decided so far, by kind. */
+    DecisionCounters counts() {
+        return counts;
     }
 
     /**
@@ -639,8 +625,7 @@ public final class OracleState {
      * max.connections) and journal's blocks.
      */
     OracleStats stats(int connections, long refusedConnections, long journalBlocks) {
-        return new OracleStats(System.currentTimeMillis(), beginCount, refusedBegins, commitCount, abortCount,
-                conflictAborts, tooOldAborts, disconnectAborts, expiredAborts, running.live(), aborted.size(), ranges.count(),
-                commits.size(), clock.last(), tMax, lowWatermark(), connections, refusedConnections, journalBlocks);
+        return counts.snapshot(running.live(), aborted.size(), ranges.count(), commits.size(), clock.last(), tMax,
+                lowWatermark(), connections, refusedConnections, journalBlocks);
     }
 }

@@ -564,6 +564,6 @@ class OracleStateTest {
         assertTrue(commit(s, after, 7) > after, "began after the write: sees it, no conflict");
         assertEquals(List.of("A" + before, "A" + serializableReader, "C" + after + ">" + (after + Timestamps.STEP)),
                 records(s.sealBlock()), "nothing of the ticket itself is journaled");
-        assertEquals(1, s.tickets());
+        assertEquals(1, s.counts().tickets());
     }
 }
