@@ -45,8 +45,8 @@ final class AdminRequests {
         figures.put("last.timestamp", state.clock());
         figures.put("t.max", state.tMax());
         figures.put("low.watermark", state.lowWatermark());
-        figures.put("running.transactions", (long) state.runningCount());
-        figures.put("max.running.transactions", (long) state.maxRunning());
+        figures.put("running.transactions", (long) state.running().live());
+        figures.put("max.running.transactions", (long) state.running().capacity());
         figures.put("aborted.transactions", (long) state.abortedCount());
         figures.put("max.aborted.transactions", (long) state.maxAborted());
         figures.put("aborted.ranges", (long) state.abortedRanges().size());
@@ -68,13 +68,13 @@ final class AdminRequests {
         List<AdminReplies.RunningTransaction> listed = new ArrayList<>();
         if (max > 0) {
             // RunningTransactions' state codes are the wire's (AdminReplies.RUNNING, ...).
-            state.forEachRunning((ts, owner, txState) -> {
+            state.running().forEachLive((ts, owner, txState) -> {
                 listed.add(new AdminReplies.RunningTransaction(ts, (byte) txState, owner,
                         addresses.getOrDefault(owner, "(closed)")));
                 return listed.size() < max;
             });
         }
-        AdminReplies.writeRunningHeader(out, id, state.runningCount(), listed.size());
+        AdminReplies.writeRunningHeader(out, id, state.running().live(), listed.size());
         for (AdminReplies.RunningTransaction t : listed) {
             AdminReplies.writeRunningTransaction(out, t);
         }

@@ -32,15 +32,15 @@ final class BeginRefusals {
                     LOG.warn("refusing begins from {}: it holds {} running transactions, the limit per connection"
                             + " (max.running.transactions.per.connection={}); it leaks transactions or runs more at"
                             + " once than the limit allows", session.channel.remoteAddress(),
-                            state.runningCountOf(session.id), state.maxRunningPerOwner());
+                            state.running().liveOf(session.id), state.running().capacityPerOwner());
                 }
                 Frames.writeError(out, id, Wire.ERR_OVERLOADED, "this connection has "
-                        + state.runningCountOf(session.id) + " transactions running, its limit"
-                        + " (max.running.transactions.per.connection=" + state.maxRunningPerOwner() + "):"
+                        + state.running().liveOf(session.id) + " transactions running, its limit"
+                        + " (max.running.transactions.per.connection=" + state.running().capacityPerOwner() + "):"
                         + " finish or roll back its open transactions, or raise the limit on the oracle");
             }
             case IDENTITY_OVERLOADED -> identityRefusals.refuseBegin(session, id,
-                    state.runningCountOfIdentityOf(session.id), state.maxRunningPerIdentity(), out);
+                    state.running().liveOfIdentityOf(session.id), state.running().capacityPerIdentity(), out);
             case ABORTED_SET_FULL -> {
                 if (!session.warnedQuota) {
                     session.warnedQuota = true;
@@ -55,9 +55,9 @@ final class BeginRefusals {
             }
             // Counted like any reply, so a frame of refused BEGINs still leaves in blocks of max.block.records
             // replies and a client that reads nothing is noticed after one of them.
-            case OVERLOADED -> Frames.writeError(out, id, Wire.ERR_OVERLOADED, state.runningCount() + " transactions"
-                    + " are running, the limit (max.running.transactions=" + state.maxRunning() + "): finish or roll"
-                    + " back open transactions, or raise the limit on the oracle");
+            case OVERLOADED -> Frames.writeError(out, id, Wire.ERR_OVERLOADED, state.running().live() + " transactions"
+                    + " are running, the limit (max.running.transactions=" + state.running().capacity() + "): finish"
+                    + " or roll back open transactions, or raise the limit on the oracle");
             default -> throw new IllegalArgumentException("a begin is never refused as " + decision);
         }
     }

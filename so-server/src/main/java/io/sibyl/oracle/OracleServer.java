@@ -293,7 +293,7 @@ public final class OracleServer implements AutoCloseable {
         long idleNanos = config.idleTimeoutMillis() * 1_000_000L;
         for (ClientSession s : sessions) {
             if (!s.watch && now - s.lastFrameNanos > idleNanos && !s.closeAfterReplies
-                    && state.runningCountOf(s.id) == 0) {
+                    && state.running().liveOf(s.id) == 0) {
                 LOG.info("closing {}: no request for idle.timeout.ms={} and no running transaction",
                         s.channel.remoteAddress(), config.idleTimeoutMillis());
                 s.channel.writeAndFlush(Frames.errorFrame(s.channel.alloc(), Wire.ERR_OVERLOADED, "closed after"

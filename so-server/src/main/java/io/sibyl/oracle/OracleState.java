@@ -577,38 +577,9 @@ public final class OracleState {
         return maxAborted;
     }
 
-    /** Transactions started and not finished. */
-    public int runningCount() {
-        return running.live();
-    }
-
-    public int maxRunning() {
-        return running.capacity();
-    }
-
-    /** Transactions {@code owner} started and has not finished. */
-    public int runningCountOf(int owner) {
-        return running.liveOf(owner);
-    }
-
-    /** Running transactions one owner may hold. */
-    public int maxRunningPerOwner() {
-        return running.capacityPerOwner();
-    }
-
-    /** Transactions the connections of {@code owner}'s identity started and have not finished (-1: not counted). */
-    public long runningCountOfIdentityOf(int owner) {
-        return running.liveOfIdentityOf(owner);
-    }
-
-    /** Running transactions the connections of one identity may hold together. */
-    public int maxRunningPerIdentity() {
-        return running.capacityPerIdentity();
-    }
-
-    /** Calls {@code sink} with each transaction started and not finished, oldest first, until it returns false. */
-    public void forEachRunning(RunningTransactions.LiveSink sink) {
-        running.forEachLive(sink);
+    /** The running transactions' counts, limits and list, read-only (status, metrics, refused BEGINs). */
+    public RunningView running() {
+        return running;
     }
 
     public int recentCommitCount() {

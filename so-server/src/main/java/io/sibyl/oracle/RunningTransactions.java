@@ -11,7 +11,7 @@ package io.sibyl.oracle;
  * slots back when the ring is compacted (the ring has room for twice the limit, so compaction is amortized O(1)).
  * Owned by the sequencer thread.
  */
-public final class RunningTransactions {
+public final class RunningTransactions implements RunningView {
     /** Result of {@link #finish}: the transaction was running and may commit. */
     public static final int RUNNING = 1;
     /** Result of {@link #finish}: the transaction was running but was already aborted because T_max passed it. */
@@ -76,7 +76,7 @@ public final class RunningTransactions {
         return (long) size * (Long.BYTES + Integer.BYTES + 1);
     }
 
-    /** Maximum number of running transactions. */
+    @Override
     public int capacity() {
         return maxLive;
     }
@@ -85,17 +85,17 @@ public final class RunningTransactions {
         return live >= maxLive;
     }
 
-    /** Transactions started and not yet finished (including those T_max aborted). */
+    @Override
     public int live() {
         return live;
     }
 
-    /** Maximum number of running transactions one owner may hold. */
+    @Override
     public int capacityPerOwner() {
         return quotas.perOwner();
     }
 
-    /** Maximum number of running transactions the owners of one identity may hold together. */
+    @Override
     public int capacityPerIdentity() {
         return quotas.perIdentity();
     }
@@ -115,12 +115,12 @@ public final class RunningTransactions {
         return quotas.identityAtLimit(owner);
     }
 
-    /** Running transactions of {@code owner}'s identity (all its owners), or -1 when they are not counted. */
+    @Override
     public long liveOfIdentityOf(int owner) {
         return quotas.heldByIdentityOf(owner);
     }
 
-    /** Transactions {@code owner} started and has not finished (including those T_max or others aborted). */
+    @Override
     public int liveOf(int owner) {
         long counted = quotas.heldBy(owner);
         if (counted < 0) {
@@ -349,10 +349,7 @@ public final class RunningTransactions {
         return head < tail ? startTs[(int) (head & mask)] : ifEmpty;
     }
 
-    /**
-     * Calls {@code sink} with each transaction not finished, oldest first, until it returns false (the admin's list of
-     * running transactions; O(ring), so not for the request path).
-     */
+    @Override
     public void forEachLive(LiveSink sink) {
         for (long index = head; index < tail; index++) {
             int i = (int) (index & mask);
@@ -360,13 +357,6 @@ public final class RunningTransactions {
                 return;
             }
         }
-    }
-
-    /** Receives a transaction not finished: its start timestamp, owner and state ({@link #RUNNING}, ...). */
-    @FunctionalInterface
-    public interface LiveSink {
-        /** Returns false to stop. */
-        boolean live(long ts, int owner, int state);
     }
 
     /** Receives a timestamp. */

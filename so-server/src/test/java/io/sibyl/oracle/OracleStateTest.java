@@ -362,20 +362,20 @@ class OracleStateTest {
     @Test
     void beginIsRefusedWhenMaxRunningTransactionsAreRunning() {
         OracleState s = new OracleState(withoutQuota(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 4)));
-        assertEquals(4, s.maxRunning());
+        assertEquals(4, s.running().capacity());
         long oldest = s.begin(1);
         long[] others = new long[3];
         for (int i = 0; i < 3; i++) {
             others[i] = s.begin(1);
         }
-        assertEquals(4, s.runningCount());
+        assertEquals(4, s.running().live());
         s.sealBlock();
         long clock = s.clock();
         assertEquals(OracleState.OVERLOADED, s.begin(2));
         assertEquals(OracleState.OVERLOADED, s.begin(1), "whoever asks");
         assertTrue(OracleState.OVERLOADED < 0);
         assertEquals(clock, s.clock(), "a refused begin draws no timestamp");
-        assertEquals(4, s.runningCount(), "and adds no running transaction");
+        assertEquals(4, s.running().live(), "and adds no running transaction");
         assertEquals(List.of(), records(s.sealBlock()), "nobody was evicted, nothing aborted");
         assertEquals(oldest, s.lowWatermark(), "the oldest still holds the low watermark");
         for (long t : new long[] {oldest, others[0], others[1], others[2]}) {
@@ -385,10 +385,10 @@ class OracleStateTest {
 
         long c = commit(s, oldest, 1);
         assertTrue(c > clock, "the oldest is unaffected: it commits");
-        assertEquals(3, s.runningCount());
+        assertEquals(3, s.running().live());
         long next = s.begin(2);
         assertTrue(next > c, "a place is free again");
-        assertEquals(4, s.runningCount());
+        assertEquals(4, s.running().live());
         assertEquals(OracleState.OVERLOADED, s.begin(2));
         s.finish(others[1]); // a read-only one in the middle finishes
         long another = s.begin(2);
@@ -398,7 +398,7 @@ class OracleStateTest {
         assertTrue(s.abort(others[2]));
         assertTrue(commit(s, next, 3) > 0);
         assertTrue(commit(s, another, 4) > 0);
-        assertEquals(0, s.runningCount());
+        assertEquals(0, s.running().live());
     }
 
     /**
@@ -409,7 +409,7 @@ class OracleStateTest {
     @Test
     void oneOwnerAtItsQuotaIsRefusedWhileOthersStillBegin() {
         OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 8));
-        assertEquals(4, s.maxRunningPerOwner(), "half of max.running.transactions");
+        assertEquals(4, s.running().capacityPerOwner(), "half of max.running.transactions");
         long[] mine = new long[4];
         for (int i = 0; i < 4; i++) {
             mine[i] = s.begin(1);
@@ -418,8 +418,8 @@ class OracleStateTest {
         long clock = s.clock();
         assertEquals(OracleState.OWNER_OVERLOADED, s.begin(1));
         assertEquals(clock, s.clock(), "a refused begin draws no timestamp");
-        assertEquals(4, s.runningCount());
-        assertEquals(4, s.runningCountOf(1));
+        assertEquals(4, s.running().live());
+        assertEquals(4, s.running().liveOf(1));
         long[] theirs = new long[4];
         for (int i = 0; i < 4; i++) {
             theirs[i] = s.begin(2 + i % 2);
@@ -441,9 +441,9 @@ class OracleStateTest {
         assertTrue(third > again);
         s.finish(mine[2]);
         assertTrue(s.begin(1) > third, "a read-only transaction's finish gives its place back");
-        assertEquals(4, s.runningCountOf(1));
+        assertEquals(4, s.running().liveOf(1));
         s.disconnect(1);
-        assertEquals(0, s.runningCountOf(1));
+        assertEquals(0, s.running().liveOf(1));
         for (int i = 0; i < 4; i++) {
             assertTrue(s.begin(1) > 0, "its lost connection's places are free again");
         }
@@ -458,13 +458,13 @@ class OracleStateTest {
         commitOthers(s, 4, 100); // T_max passes both
         s.sealBlock();
         assertEquals(Wire.STATUS_ABORTED, s.status(reader));
-        assertEquals(2, s.runningCount());
+        assertEquals(2, s.running().live());
         long a = s.begin(2);
         long b = s.begin(2);
         assertEquals(OracleState.OVERLOADED, s.begin(2));
         assertEquals(reader, s.lowWatermark());
         assertEquals(OracleState.TOO_OLD, commit(s, writer, 1), "its client learns it is aborted, and it leaves");
-        assertEquals(3, s.runningCount());
+        assertEquals(3, s.running().live());
         long c = s.begin(2);
         assertTrue(c > b && b > a);
         assertEquals(reader, s.lowWatermark());
@@ -484,8 +484,8 @@ class OracleStateTest {
         long[] open = {s.begin(2), s.begin(2)};
         for (int i = 0; i < 5_000; i++) {
             long t = s.begin(3);
-            assertTrue(t > 0, "begin " + i + " refused with " + s.runningCount() + " running");
-            assertEquals(4, s.runningCount());
+            assertTrue(t > 0, "begin " + i + " refused with " + s.running().live() + " running");
+            assertEquals(4, s.running().live());
             assertEquals(OracleState.OVERLOADED, s.begin(3));
             // Finish one of the three younger ones (rotating which), so the finished ones scatter behind the long one.
             long victim = open[i % 2];

@@ -219,7 +219,7 @@ class SnapshotIsolationModelTest {
         for (int i = 0; i < 3; i++) {
             fillers.add(w.begin(i < 2 ? b : c, new long[] {100 + i}));
         }
-        assertEquals(4, w.state.runningCount(), "the running set is full");
+        assertEquals(4, w.state.running().live(), "the running set is full");
         long clock = w.state.clock();
         for (Conn any : List.of(a, b, c, w.connect(true))) {
             assertNull(w.begin(any, new long[] {200}, 0), "begin refused at the limit");
@@ -498,13 +498,13 @@ class SnapshotIsolationModelTest {
         /** Begins a transaction the scenario needs: the oracle must not refuse it. */
         Txn begin(Conn c, long[] writes) {
             Txn t = begin(c, writes, 0);
-            assertNotNull(t, "begin refused with " + state.runningCount() + " running");
+            assertNotNull(t, "begin refused with " + state.running().live() + " running");
             return t;
         }
 
         /** Begins a transaction, or returns null when the oracle refuses it (the running set is full). */
         Txn begin(Conn c, long[] writes, int lifetime) {
-            assertEquals(open.size(), state.runningCount(), "(d) the oracle's running set is not the model's");
+            assertEquals(open.size(), state.running().live(), "(d) the oracle's running set is not the model's");
             long clockBefore = state.clock();
             long ts = state.begin(c.id);
             boolean connectionFull = c.open.size() >= maxRunningPerConnection;
@@ -513,7 +513,7 @@ class SnapshotIsolationModelTest {
                         + " with " + open.size() + " of " + maxRunning + " running, " + c.open.size() + " of "
                         + maxRunningPerConnection + " on its connection");
                 assertEquals(clockBefore, state.clock(), "(d) a refused begin drew a timestamp");
-                assertEquals(open.size(), state.runningCount(), "(d) a refused begin changed the running set");
+                assertEquals(open.size(), state.running().live(), "(d) a refused begin changed the running set");
                 refusals++;
                 begins++; // the client retries later; meanwhile the others go on
                 reply(c, null, null); // ERROR (overloaded), with the delta in front; no reader is registered
@@ -653,7 +653,7 @@ class SnapshotIsolationModelTest {
             }
             boolean expected = writer == reader || writer.state == Txn.COMMITTED && writer.commitTs < reader.start;
             boolean passed = reader.start < state.tMax();
-            boolean full = state.runningCount() >= maxRunning;
+            boolean full = state.running().live() >= maxRunning;
             boolean actual = visibleAsClient(reader.conn, writer.start, reader.start);
             checks++;
             if (full) {
