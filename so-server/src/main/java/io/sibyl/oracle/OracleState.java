@@ -360,34 +360,17 @@ public final class OracleState {
 
     /**
      * A connection of {@code owner} opened for the client {@code identity}: the token its connections share, so that
-     * it may abort and report the clean-up of its transactions from any of them ({@link #isClientOf},
-     * {@link #mayReportCleanedUp}). Called before the owner's first request.
-     */
-    public void connect(int owner, long identity) {
-        connect(owner, identity, 0);
-    }
-
-    /**
-     * As {@link #connect(int, long)}, the owner's running transactions also counted with those of the other owners of
-     * {@code limitKey} (positive; 0: not counted) under {@code max.running.transactions.per.identity}.
+     * it may abort and report the clean-up of its transactions from any of them ({@link #owners}). Its running
+     * transactions are also counted with those of the other owners of {@code limitKey} (positive; 0: not counted)
+     * under {@code max.running.transactions.per.identity}. Called before the owner's first request.
      */
     public void connect(int owner, long identity, long limitKey) {
         owners.connect(owner, identity, limitKey);
     }
 
-    /** True if the running transaction {@code startTs} was begun by a connection of the client {@code identity}. */
-    public boolean isClientOf(long startTs, long identity) {
-        return owners.isClientOf(startTs, identity);
-    }
-
-    /**
-     * True if the client {@code identity} may report {@code startTs} cleaned up: it began it, or it is not aborted
-     * (the report changes nothing). The transactions of lost clients, and those recovered from the journal, need the
-     * admin role: a report of a transaction whose versions are still in the data store would make them read as
-     * committed once T_max passes it.
-     */
-    public boolean mayReportCleanedUp(long startTs, long identity) {
-        return owners.mayReportCleanedUp(startTs, identity);
+    /** The client behind each connection: who may abort, or report the clean-up of, a transaction it did not begin. */
+    OwnerIdentities owners() {
+        return owners;
     }
 
     /** The client removed every version {@code startTs} wrote. Returns false if it is not an aborted transaction. */

@@ -28,7 +28,7 @@ final class TransactionEndings {
     void abort(ClientSession session, long id, long ts, ByteBuf out) {
         if (!state.begunByAnother(ts, session.id)) {
             state.abort(ts);
-        } else if (session.admin || state.isClientOf(ts, session.identity.token())) {
+        } else if (session.admin || state.owners().isClientOf(ts, session.identity.token())) {
             state.abortForOwner(ts); // decided now, but still held under the watermark for its owner
         } else {
             SessionAuthentication.forbidden(session, id, "transaction " + ts + " was begun by another client: only"
@@ -56,7 +56,7 @@ final class TransactionEndings {
 
     /** CLEANED_UP: the versions {@code ts} wrote are deleted; a lost client's transaction needs the admin role. */
     void cleanedUp(ClientSession session, long id, long ts, ByteBuf out) {
-        if (session.admin || state.mayReportCleanedUp(ts, session.identity.token())) {
+        if (session.admin || state.owners().mayReportCleanedUp(ts, session.identity.token())) {
             state.cleanedUp(ts);
             ack(out, id);
         } else {
