@@ -54,7 +54,7 @@ final class AdminRequests {
         figures.put("commits", state.counts().commits());
         figures.put("aborts", state.counts().aborts());
         figures.put("connections", (long) connections.get().size());
-        long[] history = state.historyFigures();
+        long[] history = state.readHorizon().historyFigures();
         figures.put("history.points", history[0]);
         figures.put("history.bytes", history[1]);
         figures.putAll(rangeSweep.get());

@@ -16,17 +16,17 @@ final class HistoryReplies {
     }
 
     /** Writes to {@code out} the answer to query {@code id}: {@code kind} ({@code Wire.HISTORY_*}) at {@code value}. */
-    static void answer(OracleState state, ByteBuf out, long id, byte kind, long value) {
+    static void answer(ReadHorizon horizon, ByteBuf out, long id, byte kind, long value) {
         HistoryPoints.Point point;
         long bound;
         long[] committedAfter;
         if (kind == Wire.HISTORY_OLDEST) {
-            point = state.oldestHistoryPoint();
+            point = horizon.oldestHistoryPoint();
             bound = point == null ? 0 : point.snapshotTs;
             committedAfter = NONE;
         } else {
             HistoryPoints.Answer answer = kind == Wire.HISTORY_AT_TIME
-                    ? state.historyAtTime(value) : state.historyAtTimestamp(value);
+                    ? horizon.historyAtTime(value) : horizon.historyAtTimestamp(value);
             if (answer.refusal() != null) {
                 Frames.writeError(out, id, Wire.ERR_HISTORY, answer.refusal());
                 return;

@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.sibyl.oracle.journal.Checkpoint;
 import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockWriter;
-import io.sibyl.protocol.Timestamps;
 import io.sibyl.protocol.Wire;
 
 import java.util.Arrays;
@@ -35,17 +34,16 @@ public final class OracleState {
     private final RecentCommits commits;
     private final RunningTransactions running;
     private final AbortedTransactions aborted = new AbortedTransactions();
+    /** Floors under the low watermark for the readers of lost connections and expired transactions. */
     private final WatermarkHolds holds;
-    /** Points of the past for reads of the past ({@code history.*}); disabled by default. */
-    private final HistoryPoints history;
     /** transaction.max.age.ms: aborts the transactions that ran too long. */
     private final TransactionExpiry expiry;
-    /** Until then (nanoClock) the low watermark is 0, after a recovery; Long.MIN_VALUE for a fresh oracle. */
-    private long recoveryHoldEndsNanos;
     private final LongSupplier nanoClock;
     private final DecisionBlockWriter block = new DecisionBlockWriter();
     /** The last timestamp handed out, and the reservation journaled ahead of it. */
     private final TimestampClock clock;
+    /** The low watermark and the points of the past: what reads may still reach. */
+    private final ReadHorizon horizon;
     private final int maxAborted;
     private final RunningTransactions.AbortSink recordAbort = this::recordAbort;
     /** The client behind each connection, and what it may abort or report cleaned up. */
@@ -134,19 +132,10 @@ public final class OracleState {
         owners = new OwnerIdentities(running, aborted);
         this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
-        // A read of the past lasts at most transaction.max.age.ms (an hour without one): its point is kept as long.
-        history = new HistoryPoints(config.history(), config.transactionMaxAgeMillis() > 0
-                ? config.transactionMaxAgeMillis() : 3_600_000L, System.currentTimeMillis());
         expiry = new TransactionExpiry(config.transactionMaxAgeMillis(), nanoClock);
-        // Clients of the oracles before this one may still be reading snapshots that no oracle counts any more.
-        recoveryHoldEndsNanos = lastTimestamp > 0
-                ? nanoClock.getAsLong() + Math.max(recoveryHoldMillis, config.readerGraceMillis()) * 1_000_000L
-                : Long.MIN_VALUE;
         maxAborted = config.maxAbortedTransactions();
         clock = new TimestampClock(lastTimestamp, config.timestampReservationBlock(), block);
-        if (history.enabled()) {
-            history.start(clock.last(), nanoClock.getAsLong());
-        }
+        horizon = new ReadHorizon(config, recoveryHoldMillis, clock, running, holds, nanoClock);
         tMax = recoveredTmax;
         announcedTmax = recoveredTmax;
         block.start(clock.last());
@@ -223,9 +212,8 @@ public final class OracleState {
     public long commit(long startTs, long[] ids, int writes, int reads, int granules) {
         long[] rowIds = ids;
         int count = writes;
-        if (count > 0 && history.enabled()) {
-            // The committer is still running here, so a point recorded now counts it among the running.
-            history.beforeCommit(clock.last(), running, nanoClock.getAsLong(), System.currentTimeMillis());
+        if (count > 0) {
+            horizon.beforeCommit();
         }
         int state = running.finish(startTs);
         if (state != RunningTransactions.RUNNING) {
@@ -283,9 +271,7 @@ public final class OracleState {
         commits.add(startTs, commitTs);
         block.commit(startTs, commitTs);
         counts.commits++;
-        if (history.enabled()) {
-            history.afterCommit(startTs, commitTs, System.currentTimeMillis());
-        }
+        horizon.afterCommit(startTs, commitTs);
         return commitTs;
     }
 
@@ -296,19 +282,14 @@ public final class OracleState {
      * version is just above the ticket. Nothing else is kept: the write is judged by its version alone.
      */
     public long ticket(long[] ids, int count) {
-        if (history.enabled()) {
-            history.beforeCommit(clock.last(), running, nanoClock.getAsLong(), System.currentTimeMillis());
-        }
+        horizon.beforeCommit();
         long ticket = clock.next();
         for (int i = 0; i < count; i++) {
             conflicts.record(ids[i], ticket);
         }
         tMax = Math.max(tMax, conflicts.tMax());
         counts.tickets++;
-        if (history.enabled()) {
-            // The write's version is ticket + 1: a snapshot at the ticket does not read it yet.
-            history.afterTicket(Timestamps.selfCommittedVersion(ticket), System.currentTimeMillis());
-        }
+        horizon.afterTicket(ticket);
         return ticket;
     }
 
@@ -491,45 +472,14 @@ public final class OracleState {
         return block.records();
     }
 
-    /**
-     * Oldest start timestamp any running transaction reads from (transactions T_max aborted count until they finish),
-     * or the next timestamp when none runs: every running or future transaction starts at or above it, so it never
-     * falls. A version shadowed by one committed below it can be dropped (docs/gc.md). For {@code reader.grace.ms}
-     * after a connection is lost, its transactions still count; after a recovery, nothing can be dropped for as
-     * long, since the readers of the oracles before are unknown ({@link WatermarkHolds}).
-     */
+    /** The low watermark: no running or future transaction reads below it ({@link ReadHorizon#lowWatermark}). */
     public long lowWatermark() {
-        long now = nanoClock.getAsLong();
-        if (recoveryHoldEndsNanos != Long.MIN_VALUE) {
-            if (now - recoveryHoldEndsNanos < 0) {
-                return 0;
-            }
-            recoveryHoldEndsNanos = Long.MIN_VALUE;
-        }
-        return Math.min(running.oldest(clock.last() + 1), holds.floor(now, Long.MAX_VALUE));
+        return horizon.lowWatermark();
     }
 
-    /**
-     * Where a read of the past at timestamp {@code ts} reads ({@link HistoryPoints#atTimestamp}); a refusal says why
-     * it cannot, and how to fix it.
-     */
-    HistoryPoints.Answer historyAtTimestamp(long ts) {
-        return history.atTimestamp(ts, clock.last(), running, nanoClock.getAsLong(), System.currentTimeMillis());
-    }
-
-    /** Where a read of the past at wall-clock time {@code millis} reads ({@link HistoryPoints#atTime}). */
-    HistoryPoints.Answer historyAtTime(long millis) {
-        return history.atTime(millis, clock.last(), running, nanoClock.getAsLong(), System.currentTimeMillis());
-    }
-
-    /** The oldest point of the past kept, which garbage collection must keep readable; null if none. */
-    HistoryPoints.Point oldestHistoryPoint() {
-        return history.enabled() ? history.oldestKept(nanoClock.getAsLong()) : null;
-    }
-
-    /** Points of the past kept, and their heap bytes (metrics). */
-    long[] historyFigures() {
-        return new long[] {history.size(), history.bytes()};
+    /** The low watermark and the points of the past, for reads of the past and the collector. */
+    ReadHorizon readHorizon() {
+        return horizon;
     }
 
     /** Last timestamp handed out. */

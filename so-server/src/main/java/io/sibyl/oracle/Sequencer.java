@@ -293,7 +293,7 @@ final class Sequencer implements Runnable {
                     }
                 }
                 case Wire.TICKET -> ticket(session, id, in);
-                case Wire.HISTORY_QUERY -> HistoryReplies.answer(state, out(session), id, in.readByte(),
+                case Wire.HISTORY_QUERY -> HistoryReplies.answer(state.readHorizon(), out(session), id, in.readByte(),
                         Varints.readUnsigned(in));
                 case Wire.COMMIT -> commit(session, id, in, false);
                 case Wire.COMMIT_CERTIFIED -> commit(session, id, in, true);

@@ -32,7 +32,7 @@ class HistoryPointsTest {
     }
 
     private HistoryPoints.Answer at(long ts) {
-        HistoryPoints.Answer a = state.historyAtTimestamp(ts);
+        HistoryPoints.Answer a = state.readHorizon().historyAtTimestamp(ts);
         assertNull(a.refusal(), () -> "refused: " + a.refusal());
         return a;
     }
@@ -60,7 +60,7 @@ class HistoryPointsTest {
             assertFalse(sees(at, d), "aborted d at " + ts);
             assertEquals(ts >= fastPathVersion, sees(at, fastPathVersion), "fast-path write at " + ts);
         }
-        assertTrue(state.historyFigures()[0] >= 2, "a point per interval with commits");
+        assertTrue(state.readHorizon().historyFigures()[0] >= 2, "a point per interval with commits");
     }
 
     @Test
@@ -72,7 +72,8 @@ class HistoryPointsTest {
             starts[i] = state.begin(1);
             commits[i] = state.commit(starts[i], new long[] {i}, 1);
         }
-        assertEquals(1, state.historyFigures()[0], "within one interval every commit is logged after the start point");
+        assertEquals(1, state.readHorizon().historyFigures()[0],
+                "within one interval every commit is logged after the start point");
         for (int probe : new int[] {0, 1, 4094, 4095, 4096, 4097, 8191, 8192, 8193, n - 1}) {
             HistoryPoints.Answer at = at(commits[probe]);
             assertTrue(sees(at, starts[probe]), "commit " + probe + " at its own timestamp");
@@ -92,11 +93,11 @@ class HistoryPointsTest {
         Thread.sleep(5);
         long b = state.begin(1);
         state.commit(b, new long[] {2}, 1);
-        HistoryPoints.Answer then = state.historyAtTime(between);
+        HistoryPoints.Answer then = state.readHorizon().historyAtTime(between);
         assertNull(then.refusal());
         assertTrue(sees(then, a));
         assertFalse(sees(then, b));
-        HistoryPoints.Answer now = state.historyAtTime(System.currentTimeMillis());
+        HistoryPoints.Answer now = state.readHorizon().historyAtTime(System.currentTimeMillis());
         assertTrue(sees(now, b));
     }
 
@@ -104,25 +105,26 @@ class HistoryPointsTest {
     void readsOutsideTheHistoryAreRefusedAndExpiredPointsLeave() {
         long a = state.begin(1);
         long ca = state.commit(a, new long[] {1}, 1);
-        assertTrue(state.historyAtTimestamp(state.clock() + 2).refusal().contains("not been handed out"));
-        assertTrue(state.historyAtTime(System.currentTimeMillis() + 60_000).refusal().contains("future"));
+        assertTrue(state.readHorizon().historyAtTimestamp(state.clock() + 2).refusal().contains("not been handed out"));
+        assertTrue(state.readHorizon().historyAtTime(System.currentTimeMillis() + 60_000).refusal().contains("future"));
         nanos.addAndGet(61 * SECOND); // past the retention: no longer served, still kept for reads under way
         long b = state.begin(1);
         long cb = state.commit(b, new long[] {2}, 1);
-        String refusal = state.historyAtTimestamp(ca).refusal();
+        String refusal = state.readHorizon().historyAtTimestamp(ca).refusal();
         assertTrue(refusal.contains("older than the history") && refusal.contains("history.retention.ms=60000"),
                 refusal);
         assertTrue(sees(at(cb), b), "the point recorded since is served");
-        assertTrue(state.oldestHistoryPoint().snapshotTs < ca, "the oldest kept protects reads begun before");
+        assertTrue(state.readHorizon().oldestHistoryPoint().snapshotTs < ca,
+                "the oldest kept protects reads begun before");
         nanos.addAndGet(3_700 * SECOND); // past the retention and transaction.max.age.ms: every point leaves
-        assertNull(state.oldestHistoryPoint());
+        assertNull(state.readHorizon().oldestHistoryPoint());
     }
 
     @Test
     void anOracleWithoutRetentionRefusesNamingTheSetting() {
         OracleState plain = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 1 << 8));
         plain.commit(plain.begin(1), new long[] {1}, 1);
-        assertTrue(plain.historyAtTimestamp(1).refusal().contains("history.retention.ms=0"));
-        assertNull(plain.oldestHistoryPoint());
+        assertTrue(plain.readHorizon().historyAtTimestamp(1).refusal().contains("history.retention.ms=0"));
+        assertNull(plain.readHorizon().oldestHistoryPoint());
     }
 }
