@@ -47,9 +47,9 @@ final class AdminRequests {
         figures.put("low.watermark", state.lowWatermark());
         figures.put("running.transactions", (long) state.running().live());
         figures.put("max.running.transactions", (long) state.running().capacity());
-        figures.put("aborted.transactions", (long) state.abortedCount());
-        figures.put("max.aborted.transactions", (long) state.maxAborted());
-        figures.put("aborted.ranges", (long) state.abortedRanges().size());
+        figures.put("aborted.transactions", (long) state.aborted().size());
+        figures.put("max.aborted.transactions", (long) state.aborted().limit());
+        figures.put("aborted.ranges", (long) state.aborted().ranges().size());
         figures.put("recent.commits", (long) state.recentCommitCount());
         figures.put("commits", state.counts().commits());
         figures.put("aborts", state.counts().aborts());

@@ -45,11 +45,11 @@ final class BeginRefusals {
                 if (!session.warnedQuota) {
                     session.warnedQuota = true;
                     LOG.warn("refusing begins: {} aborted transactions wait for their clean-up"
-                            + " (max.aborted.transactions={}); run bin/sibyl-sweep", state.abortedCount(),
-                            state.maxAborted());
+                            + " (max.aborted.transactions={}); run bin/sibyl-sweep", state.aborted().size(),
+                            state.aborted().limit());
                 }
-                Frames.writeError(out, id, Wire.ERR_OVERLOADED, state.abortedCount() + " aborted transactions"
-                        + " wait for their clean-up, the limit (max.aborted.transactions=" + state.maxAborted()
+                Frames.writeError(out, id, Wire.ERR_OVERLOADED, state.aborted().size() + " aborted transactions"
+                        + " wait for their clean-up, the limit (max.aborted.transactions=" + state.aborted().limit()
                         + "): run bin/sibyl-sweep with the admin secret to delete the versions of lost clients'"
                         + " transactions, or raise the limit on the oracle");
             }

@@ -1,12 +1,10 @@
 package io.sibyl.oracle;
 
-import io.netty.buffer.ByteBuf;
 import io.sibyl.oracle.journal.Checkpoint;
 import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.DecisionBlockWriter;
 import io.sibyl.protocol.Wire;
 
-import java.util.Arrays;
 import java.util.List;
 import java.util.function.LongSupplier;
 
@@ -33,7 +31,8 @@ public final class OracleState {
     private final ConflictTable conflicts;
     private final RecentCommits commits;
     private final RunningTransactions running;
-    private final AbortedTransactions aborted = new AbortedTransactions();
+    /** The aborted set and the aborted ranges of earlier recoveries, until their clean-up lets them go. */
+    private final AbortedRecords aborted;
     /** Floors under the low watermark for the readers of lost connections and expired transactions. */
     private final WatermarkHolds holds;
     /** transaction.max.age.ms: aborts the transactions that ran too long. */
@@ -44,11 +43,9 @@ public final class OracleState {
     private final TimestampClock clock;
     /** The low watermark and the points of the past: what reads may still reach. */
     private final ReadHorizon horizon;
-    private final int maxAborted;
     private final RunningTransactions.AbortSink recordAbort = this::recordAbort;
     /** The client behind each connection, and what it may abort or report cleaned up. */
     private final OwnerIdentities owners;
-    private final RunningTransactions.TimestampSink recordForget = block::forget;
 
     private final DecisionCounters counts = new DecisionCounters();
 
@@ -56,8 +53,6 @@ public final class OracleState {
     private long announcedTmax;
     /** Consumes {@link ConflictTable#prefetch}'s result so the JIT cannot drop the loads. */
     private long prefetchSink;
-    /** Transactions that were running when earlier oracles stopped, aborted; the sweeper's reports of them. */
-    private final InDoubtRanges ranges;
 
     /**
      * Heap bytes the fixed-size tables of an oracle with {@code config} take (conflict table, commit window, running
@@ -129,38 +124,19 @@ public final class OracleState {
         commits = new RecentCommits(config.recentCommitsCapacity());
         running = new RunningTransactions(config.maxRunningTransactions(), config.runningTransactionsPerConnection(),
                 config.runningTransactionsPerIdentity());
-        owners = new OwnerIdentities(running, aborted);
         this.nanoClock = nanoClock;
         holds = new WatermarkHolds(config.readerGraceMillis());
         expiry = new TransactionExpiry(config.transactionMaxAgeMillis(), nanoClock);
-        maxAborted = config.maxAbortedTransactions();
         clock = new TimestampClock(lastTimestamp, config.timestampReservationBlock(), block);
         horizon = new ReadHorizon(config, recoveryHoldMillis, clock, running, holds, nanoClock);
         tMax = recoveredTmax;
         announcedTmax = recoveredTmax;
         block.start(clock.last());
-
-        ranges = new InDoubtRanges(recoveredTmax, lastTimestamp, earlierRanges, commitStarts, block);
-
+        AbortedTransactions abortedSet = new AbortedTransactions();
+        aborted = new AbortedRecords(abortedSet, abortedTs, new InDoubtRanges(recoveredTmax, lastTimestamp,
+                earlierRanges, commitStarts, block), config.maxAbortedTransactions(), block);
+        owners = new OwnerIdentities(running, abortedSet);
         tMax = commits.recover(commitStarts, commitTimestamps, recoveredTmax, lastTimestamp);
-        for (long ts : abortedTs) {
-            aborted.add(ts);
-        }
-    }
-
-    /** True if {@code ts} was running when an earlier oracle stopped (no commit, no abort record): aborted. */
-    public boolean isInDoubt(long ts) {
-        return ranges.isInDoubt(ts);
-    }
-
-    /** The aborted ranges of earlier recoveries, oldest first. */
-    public List<AbortedRange> abortedRanges() {
-        return ranges.list();
-    }
-
-    /** Writes the aborted ranges in the HELLO format ({@link AbortedRange#writeAll}). */
-    public void writeAbortedRanges(ByteBuf out) {
-        ranges.writeForHello(out);
     }
 
     /**
@@ -183,7 +159,7 @@ public final class OracleState {
             counts.refusedBegins++;
             return OVERLOADED;
         }
-        if (aborted.size() >= maxAborted) {
+        if (aborted.isFull()) {
             counts.refusedBegins++;
             return ABORTED_SET_FULL;
         }
@@ -230,7 +206,7 @@ public final class OracleState {
             // Not running, not aborted, commit timestamp not remembered: it may have committed before T_max, so
             // "too old" could be a lie; the client must ask with a commit query. A transaction that was running when
             // an earlier oracle stopped is aborted.
-            return aborted.contains(startTs) || isInDoubt(startTs) ? ALREADY_ABORTED : UNKNOWN;
+            return aborted.contains(startTs) || aborted.isInDoubt(startTs) ? ALREADY_ABORTED : UNKNOWN;
         }
         int owner = running.lastFinishedOwner();
         if (startTs < tMax) {
@@ -366,7 +342,7 @@ public final class OracleState {
      * {@code (from, to]} (unknown, forgotten already) or its report is pending already.
      */
     public boolean rangeCleanedUp(long from, long to) {
-        return ranges.reportCleanedUp(from, to, clock.last());
+        return aborted.rangeCleanedUp(from, to, clock.last());
     }
 
     /**
@@ -395,7 +371,7 @@ public final class OracleState {
         if (running.stateOf(ts) == RunningTransactions.RUNNING) {
             return Wire.STATUS_RUNNING;
         }
-        AbortedRange r = ranges.rangeOf(ts);
+        AbortedRange r = aborted.rangeOf(ts);
         if (r != null) {
             // Committed before the crash and forgotten here: its commit timestamp is at or below T_max (the commit
             // window only drops what T_max passed).
@@ -411,7 +387,6 @@ public final class OracleState {
 
     private void recordAbort(long ts, int owner) {
         if (aborted.add(ts, owners.identityOf(owner))) {
-            block.abort(ts);
             counts.aborts++;
         }
     }
@@ -433,8 +408,7 @@ public final class OracleState {
             announcedTmax = tMax;
         }
         long watermark = lowWatermark();
-        aborted.forgetReportedBefore(watermark, recordForget);
-        ranges.forgetCleanedUp(watermark, block);
+        aborted.forgetReportedBefore(watermark);
         if (block.isEmpty()) {
             return null;
         }
@@ -449,11 +423,8 @@ public final class OracleState {
      * ranges with their commits. Copies the aborted set (usually small); the journal asks for one per ledger.
      */
     public Checkpoint checkpoint() {
-        long[] abortedTs = new long[aborted.size()];
-        int[] n = {0};
-        aborted.forEach(ts -> abortedTs[n[0]++] = ts);
-        Arrays.sort(abortedTs);
-        return new Checkpoint(announcedTmax, clock.last(), clock.reservedUpTo(), abortedTs, ranges.list());
+        return new Checkpoint(announcedTmax, clock.last(), clock.reservedUpTo(), aborted.sortedTimestamps(),
+                aborted.ranges());
     }
 
     /**
@@ -461,7 +432,6 @@ public final class OracleState {
      * next block aborts every running transaction explicitly and announces that nothing at or below that timestamp is
      * still undecided. The oracle that recovers this journal then finds no in-doubt range (its T_max equals the last
      * timestamp), so a planned restart or handover leaves nothing to sweep but the transactions aborted here.
-     * Timestamps between the clock and the reservation were never handed out, so no version carries them.
      */
     public void stopCleanly() {
         tMax = Math.max(tMax, clock.reservedUpTo());
@@ -491,23 +461,9 @@ public final class OracleState {
         return tMax;
     }
 
-    /** Writes the aborted set in the HELLO's form: snapshot, added, removed ({@link AbortedSetImage}). */
-    public void writeAbortedForHello(ByteBuf out) {
-        aborted.writeForHello(out);
-    }
-
-    /** Calls {@code sink} with every aborted transaction. */
-    public void forEachAborted(RunningTransactions.TimestampSink sink) {
-        aborted.forEach(sink);
-    }
-
-    public int abortedCount() {
-        return aborted.size();
-    }
-
-    /** {@code max.aborted.transactions}. */
-    public int maxAborted() {
-        return maxAborted;
+    /** The aborted transactions and ranges kept, their limit and the HELLO's images of them, read-only. */
+    public AbortedView aborted() {
+        return aborted;
     }
 
     /** The running transactions' counts, limits and list, read-only (status, metrics, refused BEGINs). */
@@ -529,7 +485,7 @@ public final class OracleState {
      * max.connections) and journal's blocks.
      */
     OracleStats stats(int connections, long refusedConnections, long journalBlocks) {
-        return counts.snapshot(running.live(), aborted.size(), ranges.count(), commits.size(), clock.last(), tMax,
+        return counts.snapshot(running.live(), aborted.size(), aborted.rangeCount(), commits.size(), clock.last(), tMax,
                 lowWatermark(), connections, refusedConnections, journalBlocks);
     }
 }

@@ -262,8 +262,8 @@ final class Sequencer implements Runnable {
         Varints.writeUnsigned(out, config.maxFrameBytes());
         Varints.writeUnsigned(out, config.readerGraceMillis());
         Varints.writeUnsigned(out, config.transactionMaxAgeMillis());
-        state.writeAbortedForHello(out); // a copy of an image encoded earlier: no sort of the set per handshake
-        state.writeAbortedRanges(out); // transactions running when earlier oracles stopped: aborted
+        // The aborted set (an image encoded earlier: no sort per handshake), then the ranges of earlier oracles.
+        state.aborted().writeForHello(out);
     }
 
     private void handleFrame(ClientSession session, ByteBuf in) {

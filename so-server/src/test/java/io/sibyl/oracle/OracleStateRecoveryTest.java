@@ -47,13 +47,13 @@ class OracleStateRecoveryTest {
         OracleState s = recovered(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 64));
         assertEquals(List.of("X100-1000", "|"), records(s.sealBlock()),
                 "the first block aborts the in-doubt range (T_max 100, last timestamp 1000)");
-        assertEquals(1, s.abortedRanges().size());
-        assertArrayEquals(new long[] {150, 170, 950}, s.abortedRanges().get(0).committedStarts(),
+        assertEquals(1, s.aborted().ranges().size());
+        assertArrayEquals(new long[] {150, 170, 950}, s.aborted().ranges().get(0).committedStarts(),
                 "the commits inside the range are its exceptions (90 started below it)");
 
         for (long committed : new long[] {90, 150, 170, 950}) {
             assertEquals(Wire.STATUS_COMMITTED, s.status(committed), "committed " + committed);
-            assertFalse(s.isInDoubt(committed));
+            assertFalse(s.aborted().isInDoubt(committed));
         }
         assertEquals(160, s.commitTimestampOf(150));
         assertEquals(160, commit(s, 150, 1), "a retried commit is answered with its commit timestamp");
@@ -62,7 +62,7 @@ class OracleStateRecoveryTest {
             assertEquals(OracleState.ALREADY_ABORTED, commit(s, aborted, 1));
         }
         for (long inDoubt : new long[] {101, 151, 500, 949, 951, 1000}) {
-            assertTrue(s.isInDoubt(inDoubt), "in doubt " + inDoubt);
+            assertTrue(s.aborted().isInDoubt(inDoubt), "in doubt " + inDoubt);
             assertEquals(Wire.STATUS_ABORTED, s.status(inDoubt), "in doubt " + inDoubt);
             assertEquals(OracleState.ALREADY_ABORTED, commit(s, inDoubt, 7), "in doubt " + inDoubt);
             assertFalse(s.abort(inDoubt), "not running");
@@ -135,8 +135,8 @@ class OracleStateRecoveryTest {
         OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 64), 3000, 800,
                 new long[] {950, 1500}, new long[] {990, 1600}, new long[] {2000}, List.of(earlier));
         assertEquals(List.of("X1000-3000", "|"), records(s.sealBlock()));
-        assertEquals(2, s.abortedRanges().size());
-        assertArrayEquals(new long[] {1500}, s.abortedRanges().get(1).committedStarts());
+        assertEquals(2, s.aborted().ranges().size());
+        assertArrayEquals(new long[] {1500}, s.aborted().ranges().get(1).committedStarts());
         assertEquals(Wire.STATUS_ABORTED, s.status(500), "in doubt at the first crash");
         assertEquals(Wire.STATUS_COMMITTED_LONG_AGO, s.status(150), "committed before the first crash");
         assertEquals(Wire.STATUS_COMMITTED, s.status(950));
@@ -154,17 +154,17 @@ class OracleStateRecoveryTest {
         }
         OracleState s = new OracleState(OracleConfig.defaults().withCapacities(1 << 12, 1 << 10, 64), 10_000, 9000,
                 NONE, NONE, NONE, many);
-        assertEquals(AbortedRange.MAX_KEPT, s.abortedRanges().size());
-        assertEquals(11, s.abortedRanges().get(0).from(), "the oldest was dropped");
-        assertEquals(9000, s.abortedRanges().get(AbortedRange.MAX_KEPT - 1).from());
-        assertTrue(s.isInDoubt(14));
-        assertFalse(s.isInDoubt(4), "forgotten");
+        assertEquals(AbortedRange.MAX_KEPT, s.aborted().ranges().size());
+        assertEquals(11, s.aborted().ranges().get(0).from(), "the oldest was dropped");
+        assertEquals(9000, s.aborted().ranges().get(AbortedRange.MAX_KEPT - 1).from());
+        assertTrue(s.aborted().isInDoubt(14));
+        assertFalse(s.aborted().isInDoubt(4), "forgotten");
     }
 
     @Test
     void aFreshJournalHasNothingInDoubt() {
         OracleState s = new OracleState(OracleConfig.defaults(), 0, 0, NONE, NONE, NONE, List.of());
-        assertEquals(List.of(), s.abortedRanges());
+        assertEquals(List.of(), s.aborted().ranges());
         assertEquals(List.of(), records(s.sealBlock()));
         assertEquals(Timestamps.STEP, s.begin(1));
     }

@@ -206,11 +206,11 @@ class OracleStateTest {
         long afterReport = s.begin(4);
         assertEquals(List.of(), records(s.sealBlock()), beforeReport + " started before the report and still runs");
         assertEquals(Wire.STATUS_ABORTED, s.status(w));
-        assertEquals(1, s.abortedCount());
+        assertEquals(1, s.aborted().size());
 
         s.finish(beforeReport);
         assertEquals(List.of("F" + w), records(s.sealBlock()), "a reader that started after the report does not hold it");
-        assertEquals(0, s.abortedCount());
+        assertEquals(0, s.aborted().size());
         assertEquals(Wire.STATUS_UNKNOWN, s.status(w), "above T_max and known nowhere");
         assertTrue(afterReport > 0);
     }
@@ -237,10 +237,10 @@ class OracleStateTest {
         long r = s.begin(1);
         commitOthers(s, 4, 100);
         assertTrue(records(s.sealBlock()).contains("A" + r));
-        assertEquals(1, s.abortedCount());
+        assertEquals(1, s.aborted().size());
         s.finish(r);
         assertEquals(List.of("F" + r), records(s.sealBlock()), "it wrote nothing: nothing to clean up");
-        assertEquals(0, s.abortedCount());
+        assertEquals(0, s.aborted().size());
     }
 
     @Test

@@ -76,11 +76,11 @@ class TransactionMaxAgeTest {
         now.set(1_050 * MS);
         s.sealBlock();
         assertEquals(io.sibyl.protocol.Wire.STATUS_ABORTED, s.status(readOnly));
-        assertEquals(1, s.abortedCount());
+        assertEquals(1, s.aborted().size());
         s.finish(readOnly); // its client commits it read-only (FINISH): it wrote nothing
         now.set(3_000 * MS); // past the reader grace: the watermark is above it
         s.sealBlock();
-        assertEquals(0, s.abortedCount(), "nothing to clean up: forgotten like a T_max-aborted read-only one");
+        assertEquals(0, s.aborted().size(), "nothing to clean up: forgotten like a T_max-aborted read-only one");
     }
 
     /** The age samples stay bounded whatever the max age: one per 100 ms of a 30-day max age would be 26 M arrays. */

@@ -462,7 +462,7 @@ class SnapshotIsolationModelTest {
                 seal();
             }
             List<Long> aborted = new ArrayList<>();
-            state.forEachAborted(aborted::add);
+            state.aborted().forEach(aborted::add);
             long[] abortedAtInit = aborted.stream().mapToLong(Long::longValue).toArray();
             CommitReplica replica = tinyCommitRings
                     // Distances of 1 to 8 steps, rings from 4 slots: most commits take the ring's edges (the map,

@@ -148,7 +148,7 @@ class AbortRangeReplayTest {
 
         RecoveredState r2 = replay(journal);
         Oracle third = new Oracle(r2.newOracleState(CONFIG), journal);
-        assertEquals(2, third.state.abortedRanges().size());
+        assertEquals(2, third.state.aborted().ranges().size());
         for (long t : running1) {
             assertEquals(Wire.STATUS_ABORTED, third.state.status(t), "running at the first crash: " + t);
             assertEquals(OracleState.ALREADY_ABORTED, third.state.commit(t, new long[] {1}, 1));
@@ -191,11 +191,11 @@ class AbortRangeReplayTest {
         for (int i = 0; i < 5; i++) {
             second.commitOne();
         }
-        assertEquals(1, second.state.abortedRanges().size(), "kept while an older reader runs");
+        assertEquals(1, second.state.aborted().ranges().size(), "kept while an older reader runs");
         assertEquals(Wire.STATUS_ABORTED, second.state.status(inDoubt));
         second.state.finish(olderReader);
         second.seal();
-        assertEquals(List.of(), second.state.abortedRanges(), "forgotten once it finished");
+        assertEquals(List.of(), second.state.aborted().ranges(), "forgotten once it finished");
         assertEquals(List.of(), second.state.checkpoint().abortedRanges(), "and checkpoints no longer carry it");
 
         RecoveredState r2 = replay(journal);
@@ -227,7 +227,7 @@ class AbortRangeReplayTest {
         Thread.sleep(150);
         assertTrue(second.state.rangeCleanedUp(range1.from(), range1.to()));
         second.commitOne();
-        assertEquals(List.of(), second.state.abortedRanges(), "forgotten");
+        assertEquals(List.of(), second.state.aborted().ranges(), "forgotten");
         long inDoubt2 = second.leaveRunning();
 
         RecoveredState r2 = replay(journal);
