@@ -9,9 +9,10 @@ import java.util.List;
 import java.util.function.LongSupplier;
 
 /**
- * The status oracle's decisions (paper Algorithms 3 and 4 plus the aborted / uncommitted lists): timestamps,
- * bounded write-write conflict detection, T_max, the low watermark and the clean-up protocol. Every decision is
- * also written, in order, to the current decision block, which the caller journals and replicates.
+ * The status oracle's decisions (paper Algorithms 3 and 4 plus the aborted / uncommitted lists): timestamps from
+ * {@link TimestampClock}, bounded write-write conflict detection, T_max, aborts kept by {@link AbortedRecords} until
+ * their clean-up, and the low watermark of {@link ReadHorizon}. Every decision is also written, in order, to the
+ * current decision block, which the caller journals and replicates.
  *
  * <p>Single-threaded by design: the sequencer thread owns it, so nothing here locks or allocates per request.
  */
