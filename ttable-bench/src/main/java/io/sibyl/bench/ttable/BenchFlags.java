@@ -47,8 +47,8 @@ final class BenchFlags {
     double roundSeconds = 2;
 
     @Option(names = "--warmup-seconds", paramLabel = "W",
-            description = "unrecorded warm-up, shared by all variants (2 passes) [25]")
-    double warmupSeconds = 25;
+            description = "unrecorded warm-up of each variant, in 2 passes over all of them [10]")
+    double warmupSeconds = 10;
 
     @Option(names = "--puts-per-tx", paramLabel = "K", converter = WholeNumber.class,
             description = "rows written per transaction in the amortized write test [${DEFAULT-VALUE}]")
