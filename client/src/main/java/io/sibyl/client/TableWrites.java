@@ -2,11 +2,15 @@ package io.sibyl.client;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HConstants;
+import org.apache.hadoop.hbase.HRegionLocation;
+import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Durability;
+import org.apache.hadoop.hbase.client.OperationTimeoutExceededException;
 import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionLocator;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.util.Bytes;
 
@@ -38,7 +42,9 @@ final class TableWrites {
      * (about 0.1-0.5 us); built without one, each table creates and stops a pool of its own, and a batch of puts
      * takes about twice as long (measured on the minicluster).
      */
-    private static final ExecutorService BATCH_POOL = batchPool();
+    private static final ThreadPoolExecutor BATCH_POOL = batchPool();
+    /** Runs the batches to one region server on the committing thread ({@link #onOneServer}). */
+    private static final CallingThreadExecutor ON_CALLING_THREAD = new CallingThreadExecutor(BATCH_POOL);
 
     final TableName name;
     final Connection connection;
@@ -145,8 +151,25 @@ final class TableWrites {
         if (puts.isEmpty()) {
             return;
         }
+        ExecutorService calls = BATCH_POOL;
+        if (capMillis != NO_CAP) {
+            // The cap counts from here, region lookups included, as it does inside HBase's batch.
+            long lookupStarted = System.nanoTime();
+            // An interrupted thread waits for the pool instead, as before: that wait fails with the interrupt, while
+            // a call HBase makes on the interrupted thread itself would take it for a failed attempt and retry.
+            if (!Thread.currentThread().isInterrupted() && onOneServer(puts)) {
+                calls = ON_CALLING_THREAD;
+            }
+            long spentMillis = (System.nanoTime() - lookupStarted) / 1_000_000L;
+            if (spentMillis >= capMillis) {
+                throw new OperationTimeoutExceededException("locating the regions of a batch of " + puts.size()
+                        + " rows of " + name + " took " + spentMillis + " ms, past its time limit of " + capMillis
+                        + " ms (the time left in the transaction's read window); not sent");
+            }
+            capMillis -= (int) spentMillis;
+        }
         try (Table table = capMillis == NO_CAP ? connection.getTable(name)
-                : connection.getTableBuilder(name, BATCH_POOL)
+                : connection.getTableBuilder(name, calls)
                         .setOperationTimeout(capped(configuredOperationTimeoutMillis, capMillis))
                         .setWriteRpcTimeout(capped(configuredWriteRpcTimeoutMillis, capMillis))
                         .build()) {
@@ -160,6 +183,32 @@ final class TableWrites {
                 // (SlowRegionLookupWriteTest)
                 table.put(puts);
             }
+        }
+    }
+
+    /**
+     * True if every row of {@code puts} is in a region of one region server, located as the batch itself would first
+     * do (the connection's cache, else hbase:meta): such a batch is one call, which the calling thread then makes
+     * itself rather than hand it to a pool thread and wait. False when a lookup fails; the batch then finds out and
+     * reports it in its own way.
+     */
+    private boolean onOneServer(List<Put> puts) {
+        if (puts.size() == 1) {
+            return true;
+        }
+        try (RegionLocator locator = connection.getRegionLocator(name)) {
+            ServerName server = null;
+            for (Put put : puts) {
+                HRegionLocation location = locator.getRegionLocation(put.getRow());
+                if (location == null || location.getServerName() == null
+                        || (server != null && !server.equals(location.getServerName()))) {
+                    return false;
+                }
+                server = location.getServerName();
+            }
+            return true;
+        } catch (IOException e) {
+            return false;
         }
     }
 
@@ -203,7 +252,12 @@ final class TableWrites {
         return copy;
     }
 
-    private static ExecutorService batchPool() {
+    /** Calls handed to the pool so far (all tables, all transactions): those of batches to several region servers. */
+    static long callsHandedToPool() {
+        return BATCH_POOL.getTaskCount();
+    }
+
+    private static ThreadPoolExecutor batchPool() {
         AtomicInteger threads = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(256, 256, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 r -> {
