@@ -43,6 +43,8 @@ final class TableWrites {
      * takes about twice as long (measured on the minicluster).
      */
     private static final ThreadPoolExecutor BATCH_POOL = batchPool();
+    /** Rows a batch may have for {@link #onOneServer} to locate them all; larger batches go to the pool. */
+    static final int MAX_ROWS_CHECKED_FOR_ONE_SERVER = 256;
     /** Runs the batches to one region server on the committing thread ({@link #onOneServer}). */
     private static final CallingThreadExecutor ON_CALLING_THREAD = new CallingThreadExecutor(BATCH_POOL);
 
@@ -195,6 +197,9 @@ final class TableWrites {
     private boolean onOneServer(List<Put> puts) {
         if (puts.size() == 1) {
             return true;
+        }
+        if (puts.size() > MAX_ROWS_CHECKED_FOR_ONE_SERVER) {
+            return false; // locating every row twice (here and in the batch) would cost more than the hand-off saves
         }
         try (RegionLocator locator = connection.getRegionLocator(name)) {
             ServerName server = null;

@@ -1,6 +1,7 @@
 package io.sibyl.client;
 
 import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -13,7 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * A transaction's batch of writes whose rows all live on one region server is sent by the committing thread itself,
- * not handed to the write pool (two wake-ups less per batch), and lands whole, across regions.
+ * not handed to the write pool (two wake-ups less per batch), and lands whole, across regions; one too large to
+ * locate row by row goes to the pool.
  */
 @ExtendWith(MiniCluster.class)
 class SingleServerBatchTest {
@@ -55,6 +57,23 @@ class SingleServerBatchTest {
         for (int i = 0; i < 10; i++) {
             assertEquals("v" + i, get(table, reader, "r" + i), "row r" + i);
         }
+        tm.commit(reader);
+    }
+
+    @Test
+    void aBatchTooLargeToLocateRowByRowGoesToThePool() throws Exception {
+        long handedToPoolBefore = TableWrites.callsHandedToPool();
+        Transaction tx = tm.begin();
+        int rows = TableWrites.MAX_ROWS_CHECKED_FOR_ONE_SERVER + 1;
+        for (int i = 0; i < rows; i++) {
+            put(table, tx, "big" + i, "v");
+        }
+        tm.commit(tx);
+
+        assertEquals(handedToPoolBefore + 1, TableWrites.callsHandedToPool(), "one call, to the one region server");
+        Transaction reader = tm.begin();
+        assertEquals(rows, TestSupport.rows(table, reader, new Scan().setRowPrefixFilter(Bytes.toBytes("big")))
+                .size());
         tm.commit(reader);
     }
 }
