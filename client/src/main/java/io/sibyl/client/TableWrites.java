@@ -37,7 +37,9 @@ final class TableWrites {
     /** {@link #send}: no cap, HBase's configured timeouts apply. */
     static final int NO_CAP = 0;
     /**
-     * Runs the multi-server batches of capped tables, like the pool HBase's connection keeps for its own tables (which
+     * Makes the calls of capped batches that the committing thread does not make itself (batches to several region
+     * servers, of more than {@link #MAX_ROWS_CHECKED_FOR_ONE_SERVER} rows, or of an interrupted thread), like the pool
+     * HBase's connection keeps for its own tables (which
      * {@code getTableBuilder} cannot reach): built with a pool, a table costs as much as {@code Connection.getTable}
      * (about 0.1-0.5 us); built without one, each table creates and stops a pool of its own, and a batch of puts
      * takes about twice as long (measured on the minicluster).
@@ -257,7 +259,7 @@ final class TableWrites {
         return copy;
     }
 
-    /** Calls handed to the pool so far (all tables, all transactions): those of batches to several region servers. */
+    /** Calls handed to the pool so far (all tables, all transactions). */
     static long callsHandedToPool() {
         return BATCH_POOL.getTaskCount();
     }
