@@ -6,7 +6,6 @@ import io.sibyl.client.oracle.OracleUnavailableException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /** Waits for the oracle's replies, for at most {@value TransactionManager#ORACLE_TIMEOUT_MS} each. */
@@ -18,7 +17,8 @@ final class OracleReplies {
     }
 
     /**
-     * Waits for the oracle's reply, as {@code join} would, but for at most {@code sibyl.client.oracle.timeout.ms}. An
+     * Waits for the oracle's reply (reading it on this thread where {@code client} lets it:
+     * {@link OracleClient#await}), as {@code join} would, but for at most {@code sibyl.client.oracle.timeout.ms}. An
      * oracle that stays silent that long is treated as lost (frozen, or cut off with its connection still open): the
      * connection is dropped, so this and every other request on it fail as after a lost connection (begins retry
      * elsewhere, commits are resolved as in doubt) and the next request connects to whichever oracle leads.
@@ -31,7 +31,7 @@ final class OracleReplies {
         try {
             while (true) {
                 try {
-                    return reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    return client.await(reply, Math.max(0, deadline - System.nanoTime()));
                 } catch (InterruptedException e) {
                     interrupted = true; // like join: the reply decides what happened, so keep waiting for it
                 } catch (ExecutionException e) {

@@ -203,7 +203,9 @@ final class SnapshotView {
         }
         boolean answer;
         try {
-            answer = askOracle(writerTs).get(oracleTimeoutMillis, TimeUnit.MILLISECONDS);
+            // The connection most likely to answer reads here (the reply may come on another after a failover).
+            OracleClient reading = begunOn.isOpen() ? begunOn : oracle.lastConnected();
+            answer = reading.await(askOracle(writerTs), TimeUnit.MILLISECONDS.toNanos(oracleTimeoutMillis));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while asking the oracle about version " + writerTs);

@@ -3,6 +3,7 @@ package io.sibyl.client;
 import io.sibyl.client.oracle.FixedOracleAddress;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleConnection;
+import io.sibyl.client.oracle.OracleTransport;
 import io.sibyl.client.oracle.OracleCredentials;
 import io.sibyl.client.oracle.OracleLocator;
 import io.sibyl.client.oracle.OracleUnavailableException;
@@ -217,7 +218,7 @@ public final class TransactionManager implements AutoCloseable {
 
     private static OracleConnection connectOracle(OracleLocator locator, ClientSettings settings) {
         return OracleConnection.open(locator, settings.failoverTimeoutMillis(), FAILOVER_TIMEOUT_MS,
-                settings.credentials());
+                settings.credentials(), OracleTransport.WAITING_THREAD);
     }
 
     /** The HBase connection (for {@code new TTable(tm.getConnection(), name)} and plain HBase use). */

@@ -2,7 +2,7 @@ package io.sibyl.client.oracle;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.ProtocolException;
@@ -39,14 +39,14 @@ final class Handshake {
         this.provesClientSecret = credentials.clientSecret() != null || credentials.isAdmin();
     }
 
-    /** Sends the client's handshake on the freshly connected {@code ch}. */
-    static void send(Channel ch, OracleCredentials credentials) {
-        ByteBuf hs = Frames.begin(ch.alloc(), 7 + Wire.HANDSHAKE_TOKEN_BYTES);
+    /** The client's handshake, the first frame of a connection. */
+    static ByteBuf frame(OracleCredentials credentials) {
+        ByteBuf hs = Frames.begin(UnpooledByteBufAllocator.DEFAULT, 7 + Wire.HANDSHAKE_TOKEN_BYTES);
         hs.writeInt(Wire.MAGIC);
         hs.writeShort(Wire.VERSION);
         hs.writeByte(Wire.ROLE_CLIENT);
         hs.writeLong(credentials.identityToken());
-        ch.writeAndFlush(Frames.end(hs));
+        return Frames.end(hs);
     }
 
     /**
@@ -54,16 +54,16 @@ final class Handshake {
      *
      * @return the replica the HELLO started
      */
-    CommitReplica await(OracleCredentials credentials, long timeoutMillis, RequestPipeline requests)
-            throws ExecutionException, TimeoutException, InterruptedException {
+    CommitReplica await(OracleCredentials credentials, long timeoutMillis, RequestPipeline requests,
+                        FrameTransport transport) throws ExecutionException, TimeoutException, InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        CommitReplica replica = hello.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        CommitReplica replica = transport.await(hello, TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
         if (credentials.clientSecret() != null) {
-            authenticate(requests, credentials.clientSecret(), Wire.AUTH_CLIENT,
+            authenticate(requests, transport, credentials.clientSecret(), Wire.AUTH_CLIENT,
                     Math.max(1, deadline - System.nanoTime()));
         }
         if (credentials.isAdmin()) {
-            authenticate(requests, credentials.adminSecret(), Wire.AUTH_ADMIN,
+            authenticate(requests, transport, credentials.adminSecret(), Wire.AUTH_ADMIN,
                     Math.max(1, deadline - System.nanoTime()));
             admin = true;
         }
@@ -74,7 +74,8 @@ final class Handshake {
      * Proves a secret on this connection (after the HELLO, whose nonce the proof covers), waiting for the oracle's
      * answer: an oracle without the secret, or with another, refuses with a message naming the settings.
      */
-    private void authenticate(RequestPipeline requests, byte[] secret, byte role, long timeoutNanos)
+    private void authenticate(RequestPipeline requests, FrameTransport transport, byte[] secret, byte role,
+                              long timeoutNanos)
             throws ExecutionException, TimeoutException, InterruptedException {
         byte[] proof = SecretProof.compute(secret, role, helloNonce);
         ByteBuf b = Unpooled.wrappedBuffer(proof);
@@ -82,7 +83,7 @@ final class Handshake {
         for (int i = 0; i < words.length; i++) {
             words[i] = b.readLong();
         }
-        requests.submit(new OracleRequest(Wire.AUTHENTICATE, role, words)).get(timeoutNanos, TimeUnit.NANOSECONDS);
+        transport.await(requests.submit(new OracleRequest(Wire.AUTHENTICATE, role, words)), timeoutNanos);
     }
 
     /**

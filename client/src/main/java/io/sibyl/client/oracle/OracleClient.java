@@ -1,36 +1,34 @@
 package io.sibyl.client.oracle;
 
 import io.netty.channel.Channel;
-import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.sibyl.protocol.AbortedRange;
 import io.sibyl.protocol.Arguments;
 import io.sibyl.protocol.Wire;
 
+import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Asynchronous, pipelined connection to the status oracle. Requests from any thread are queued and written by the
- * connection's event loop, many per frame when several are waiting. Replies carry replicated commit metadata, which
- * this client applies to its {@link CommitReplica} before completing any future of the same frame, so a start
- * timestamp is never seen before the commits it must include.
+ * Asynchronous, pipelined connection to the status oracle. Requests from any thread are queued and written many per
+ * frame when several are waiting, by the connection's event loop or by the requesting threads themselves
+ * ({@link OracleTransport}). Replies carry replicated commit metadata, which this client applies to its
+ * {@link CommitReplica} before completing any future of the same frame, so a start timestamp is never seen before the
+ * commits it must include.
  *
- * <p>Futures complete on the connection's I/O thread: callbacks should be short or hop to another executor.
+ * <p>Futures complete on the thread that reads the reply (the event loop, or a thread waiting in {@link #await}):
+ * callbacks should be short or hop to another executor, and must not wait for another reply.
  *
- * <p>The work is shared out: {@link RequestPipeline} queues and encodes requests, {@link ReplyDecoder} applies
- * replies (on the I/O thread, through {@link ReplyHandler}), {@link Handshake} opens the connection,
+ * <p>The work is shared out: {@link RequestPipeline} queues and encodes requests, a {@link FrameTransport} moves the
+ * frames, {@link ReplyDecoder} applies replies (one reading thread at a time), {@link Handshake} opens the connection,
  * {@link ReadWindow} tracks how long snapshots stay readable and {@link ReplicaFreshness} how fresh the replica is.
  */
 public final class OracleClient implements AutoCloseable {
     private final String address;
-    private final EventLoopGroup ownGroup;
-    private final Channel channel;
-    private final EventLoop loop;
+    private final FrameTransport transport;
     private final AtomicBoolean closing = new AtomicBoolean();
     private final RequestPipeline requests = new RequestPipeline();
     private final ReadWindow readWindow = new ReadWindow();
@@ -42,30 +40,51 @@ public final class OracleClient implements AutoCloseable {
     private final LocalSnapshots localSnapshots = new LocalSnapshots(this);
 
     private OracleClient(String host, int port, EventLoopGroup sharedGroup, long connectTimeoutMillis,
-                         OracleCredentials credentials) throws InterruptedException {
+                         OracleCredentials credentials, OracleTransport kind) throws InterruptedException {
         Arguments.required(host, "oracle host", "pass the oracle's host name or address, e.g. \"localhost\"");
         Arguments.required(credentials, "credentials", "pass OracleCredentials.newClient(), or"
                 + " TransactionManager.oracleCredentials(conf) for a configuration's");
+        Arguments.required(kind, "transport", "pass OracleTransport.EVENT_LOOP or OracleTransport.WAITING_THREAD");
         this.address = host + ":" + port;
         this.handshake = new Handshake(address, credentials);
         this.decoder = new ReplyDecoder(this, requests, handshake, readWindow, freshness);
-        ownGroup = sharedGroup == null ? OracleChannels.newOwnGroup() : null;
-        EventLoopGroup group = sharedGroup != null ? sharedGroup : ownGroup;
-        Channel ch;
+        boolean waitingThread = kind == OracleTransport.WAITING_THREAD && sharedGroup == null
+                && credentials.tls() == null;
         try {
-            ch = OracleChannels.connect(host, port, group, connectTimeoutMillis, credentials,
-                    () -> new ReplyHandler(this, decoder, readWindow, handshake));
+            if (waitingThread) {
+                WaitingThreadTransport t = WaitingThreadTransport.connect(host, port, connectTimeoutMillis, this,
+                        requests, decoder, readWindow);
+                transport = t;
+                requests.attach(t);
+                try {
+                    t.sendNow(Handshake.frame(credentials));
+                } catch (IOException e) {
+                    requests.closeBecause("cannot send the handshake to the oracle at " + address + ": " + e);
+                    t.close();
+                    throw e;
+                }
+            } else {
+                EventLoopGroup ownGroup = sharedGroup == null ? OracleChannels.newOwnGroup() : null;
+                Channel ch;
+                try {
+                    ch = OracleChannels.connect(host, port, sharedGroup != null ? sharedGroup : ownGroup,
+                            connectTimeoutMillis, credentials, () -> new ReplyHandler(this, decoder, readWindow,
+                                    handshake));
+                } catch (Exception e) {
+                    EventLoopTransport.shutdown(ownGroup);
+                    throw e;
+                }
+                EventLoopTransport t = new EventLoopTransport(ch, ownGroup, requests, this);
+                transport = t;
+                requests.attach(t);
+                t.sendNow(Handshake.frame(credentials));
+            }
         } catch (Exception e) {
-            shutdownOwnGroup();
             throw new OracleUnavailableException("cannot connect to the oracle at " + address + ": " + e
                     + "; check that so-server is running and the address is right");
         }
-        channel = ch;
-        loop = ch.eventLoop();
-        requests.attach(ch);
-        Handshake.send(ch, credentials);
         try {
-            replica = handshake.await(credentials, connectTimeoutMillis, requests);
+            replica = handshake.await(credentials, connectTimeoutMillis, requests, transport);
         } catch (ExecutionException e) {
             close();
             throw e.getCause() instanceof OracleException oe ? oe
@@ -92,12 +111,13 @@ public final class OracleClient implements AutoCloseable {
 
     /** Connects with its own I/O thread and waits for the handshake. */
     public static OracleClient connect(String host, int port) throws InterruptedException {
-        return new OracleClient(host, port, null, 10_000, OracleCredentials.newClient());
+        return new OracleClient(host, port, null, 10_000, OracleCredentials.newClient(), OracleTransport.EVENT_LOOP);
     }
 
     /** Connects with its own I/O thread, giving up (connection and handshake) after {@code timeoutMillis}. */
     public static OracleClient connect(String host, int port, long timeoutMillis) throws InterruptedException {
-        return new OracleClient(host, port, null, timeoutMillis, OracleCredentials.newClient());
+        return new OracleClient(host, port, null, timeoutMillis, OracleCredentials.newClient(),
+                OracleTransport.EVENT_LOOP);
     }
 
     /**
@@ -106,18 +126,27 @@ public final class OracleClient implements AutoCloseable {
      */
     public static OracleClient connect(String host, int port, long timeoutMillis, OracleCredentials credentials)
             throws InterruptedException {
-        return new OracleClient(host, port, null, timeoutMillis, credentials);
+        return new OracleClient(host, port, null, timeoutMillis, credentials, OracleTransport.EVENT_LOOP);
+    }
+
+    /**
+     * Connects as the client {@code credentials} names, its requests written and its replies read as {@code transport}
+     * says (a TLS connection always by an event loop of its own), giving up after {@code timeoutMillis}.
+     */
+    public static OracleClient connect(String host, int port, long timeoutMillis, OracleCredentials credentials,
+                                       OracleTransport transport) throws InterruptedException {
+        return new OracleClient(host, port, null, timeoutMillis, credentials, transport);
     }
 
     /** Connects using an event loop of {@code group} (several clients can share one group) and waits for the handshake. */
     public static OracleClient connect(String host, int port, EventLoopGroup group) throws InterruptedException {
-        return new OracleClient(host, port, group, 10_000, OracleCredentials.newClient());
+        return new OracleClient(host, port, group, 10_000, OracleCredentials.newClient(), OracleTransport.EVENT_LOOP);
     }
 
     /** As {@link #connect(String, int, EventLoopGroup)}, as the client {@code credentials} names (TLS included). */
     public static OracleClient connect(String host, int port, EventLoopGroup group, OracleCredentials credentials)
             throws InterruptedException {
-        return new OracleClient(host, port, group, 10_000, credentials);
+        return new OracleClient(host, port, group, 10_000, credentials, OracleTransport.EVENT_LOOP);
     }
 
     /** The local replica of commit metadata. */
@@ -293,17 +322,19 @@ public final class OracleClient implements AutoCloseable {
         return localSnapshots;
     }
 
-    /** Runs {@code task} on this connection's I/O thread after {@code delayNanos}; false once the connection closed. */
+    /** Runs {@code task} on this connection's own thread after {@code delayNanos}; false once the connection closed. */
     boolean schedule(Runnable task, long delayNanos) {
-        if (requests.closedReason() != null) {
-            return false;
-        }
-        try {
-            loop.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
-            return true;
-        } catch (RejectedExecutionException e) {
-            return false;
-        }
+        return requests.closedReason() == null && transport.schedule(task, delayNanos);
+    }
+
+    /**
+     * Waits up to {@code timeoutNanos} for {@code reply}, a future this client returned (or one derived from it), as
+     * {@link CompletableFuture#get(long, java.util.concurrent.TimeUnit)} does; with {@link OracleTransport#WAITING_THREAD}
+     * this thread reads the replies meanwhile. Not from a callback of a reply.
+     */
+    public <T> T await(CompletableFuture<T> reply, long timeoutNanos)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        return transport.await(reply, timeoutNanos);
     }
 
     /** Bytes of replicated metadata received so far. */
@@ -317,7 +348,7 @@ public final class OracleClient implements AutoCloseable {
     }
 
     public boolean isOpen() {
-        return requests.closedReason() == null && channel.isActive();
+        return requests.closedReason() == null && transport.isActive();
     }
 
     /**
@@ -402,20 +433,8 @@ public final class OracleClient implements AutoCloseable {
         if (!closing.compareAndSet(false, true)) {
             return;
         }
-        if (channel != null) {
-            channel.close().awaitUninterruptibly();
-            try {
-                loop.execute(() -> connectionLost(requests.closedReason()));
-            } catch (RejectedExecutionException e) {
-                connectionLost(requests.closedReason()); // the loop is gone, so nothing else touches its state any more
-            }
-        }
-        shutdownOwnGroup();
-    }
-
-    private void shutdownOwnGroup() {
-        if (ownGroup != null) {
-            ownGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        if (transport != null) {
+            transport.close();
         }
     }
 }

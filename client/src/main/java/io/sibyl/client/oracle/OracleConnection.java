@@ -31,13 +31,16 @@ public final class OracleConnection implements AutoCloseable {
     private volatile boolean closed;
     /** Sent on every connection: the same identity after a reconnection, and the admin proof if it has one. */
     private final OracleCredentials credentials;
+    /** How every connection's requests and replies travel. */
+    private final OracleTransport transport;
 
     private OracleConnection(OracleLocator locator, long failoverTimeoutMillis, String timeoutSetting,
-                             OracleCredentials credentials) {
+                             OracleCredentials credentials, OracleTransport transport) {
         this.locator = locator;
         this.failoverTimeoutMillis = failoverTimeoutMillis;
         this.timeoutSetting = timeoutSetting;
         this.credentials = credentials;
+        this.transport = transport;
     }
 
     /**
@@ -66,7 +69,17 @@ public final class OracleConnection implements AutoCloseable {
      */
     public static OracleConnection open(OracleLocator locator, long failoverTimeoutMillis, String timeoutSetting,
                                         OracleCredentials credentials) {
-        OracleConnection c = new OracleConnection(locator, failoverTimeoutMillis, timeoutSetting, credentials);
+        return open(locator, failoverTimeoutMillis, timeoutSetting, credentials, OracleTransport.EVENT_LOOP);
+    }
+
+    /**
+     * Like {@link #open(OracleLocator, long, String, OracleCredentials)}, each connection's requests and replies
+     * travelling as {@code transport} says.
+     */
+    public static OracleConnection open(OracleLocator locator, long failoverTimeoutMillis, String timeoutSetting,
+                                        OracleCredentials credentials, OracleTransport transport) {
+        OracleConnection c = new OracleConnection(locator, failoverTimeoutMillis, timeoutSetting, credentials,
+                transport);
         locator.onLeaderChange(c::leaderChanged); // before connecting: a change meanwhile must not go unheard
         try {
             c.current();
@@ -130,7 +143,7 @@ public final class OracleConnection implements AutoCloseable {
                     OracleClient c = null;
                     try {
                         c = OracleClient.connect(leader.host(), leader.port(),
-                                Math.min(MAX_ATTEMPT_MILLIS, Math.max(100, left)), credentials);
+                                Math.min(MAX_ATTEMPT_MILLIS, Math.max(100, left)), credentials, transport);
                     } catch (OracleUnavailableException e) {
                         lastError = e.getMessage();
                     }

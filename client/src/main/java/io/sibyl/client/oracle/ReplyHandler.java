@@ -11,7 +11,8 @@ import javax.net.ssl.SSLException;
 
 /**
  * The last handler of a connection's pipeline: notes when the oracle was heard, hands each frame to the decoder, and
- * turns a malformed frame, a lost connection or a TLS failure into the connection's loss. On the I/O thread.
+ * turns a malformed frame, a lost connection or a TLS failure into the connection's loss. On the I/O thread of an
+ * {@link EventLoopTransport}.
  */
 final class ReplyHandler extends ChannelInboundHandlerAdapter {
     private final OracleClient client;
@@ -30,15 +31,25 @@ final class ReplyHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        ByteBuf frame = (ByteBuf) msg;
+        String loss = apply((ByteBuf) msg, decoder, window, address);
+        if (loss != null) {
+            client.connectionLost(loss);
+            ctx.close();
+        }
+    }
+
+    /**
+     * Applies one frame of the oracle's (and releases it), by whichever thread reads the connection: notes that the
+     * oracle was heard and hands the frame to the decoder.
+     *
+     * @return null, or why the connection is lost (a malformed frame, or the oracle closed it with an error)
+     */
+    static String apply(ByteBuf frame, ReplyDecoder decoder, ReadWindow window, String address) {
         window.heard();
         try {
-            if (!decoder.decode(frame)) {
-                ctx.close(); // the oracle closed it with an error; the decoder recorded why
-            }
+            return decoder.decode(frame) ? null : "the oracle at " + address + " closed the connection";
         } catch (ProtocolException | IndexOutOfBoundsException e) {
-            client.connectionLost("malformed reply from the oracle at " + address + ": " + e.getMessage());
-            ctx.close();
+            return "malformed reply from the oracle at " + address + ": " + e.getMessage();
         } finally {
             frame.release();
         }

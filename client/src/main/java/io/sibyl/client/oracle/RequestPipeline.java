@@ -1,41 +1,45 @@
 package io.sibyl.client.oracle;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.EventLoop;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.internal.PlatformDependent;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The requests of one connection: queued from any thread, written by the connection's event loop (many per frame
- * when several wait), and kept by id until their reply comes. Once closed, it refuses new requests with the reason.
+ * The requests of one connection: queued from any thread, encoded by whichever thread writes for the connection's
+ * {@link FrameTransport} (many per frame when several wait), and kept by id until their reply comes. Once closed, it
+ * refuses new requests with the reason.
  */
 final class RequestPipeline {
+    /** Where encoded frames go: the transport's socket. */
+    interface FrameSink {
+        /** Writes {@code frame} (and releases it); {@code last}: the last of this flush, so send what was written. */
+        void write(ByteBuf frame, boolean last);
+    }
+
     private final Queue<OracleRequest> outgoing = PlatformDependent.newMpscQueue();
-    private final AtomicBoolean flushScheduled = new AtomicBoolean();
-    private final Runnable flushTask = this::flushOutgoing;
     /** Why the connection closed; null while it is open. Set once, never changed afterwards. */
     private volatile String closedReason;
     // Set by attach before any request is submitted; published with the client that owns this pipeline.
-    private Channel channel;
-    private EventLoop loop;
-    // Event-loop confined:
+    private FrameTransport transport;
+    /** Written by the thread that writes, answered by the thread that reads: guarded by itself. */
     private final LongObjectHashMap<OracleRequest> inflight = new LongObjectHashMap<>();
+    // Confined to the thread that writes (one at a time):
     private long nextId = 1;
-    private int maxOutboundFrame = 1 << 20;
+    /** Set by the thread that reads the HELLO. */
+    private volatile int maxOutboundFrame = 1 << 20;
 
-    /** Writes to {@code connected} from now on (once it is connected, before the first request). */
-    void attach(Channel connected) {
-        this.channel = connected;
-        this.loop = connected.eventLoop();
+    /** Writes through {@code t} from now on (once it is connected, before the first request). */
+    void attach(FrameTransport t) {
+        this.transport = t;
     }
 
     /** Why the connection closed, or null while it is open. */
@@ -50,12 +54,12 @@ final class RequestPipeline {
         }
     }
 
-    /** The largest frame the oracle reads (from its HELLO, at most 1 MiB). On the event loop. */
+    /** The largest frame the oracle reads (from its HELLO, at most 1 MiB). */
     void limitFrameTo(int bytes) {
         maxOutboundFrame = bytes;
     }
 
-    /** Queues {@code r} to be written on the event loop; its future fails at once if the connection closed. */
+    /** Queues {@code r} to be written; its future fails at once if the connection closed. */
     @SuppressWarnings("unchecked")
     <T> CompletableFuture<T> submit(OracleRequest r) {
         String reason = closedReason;
@@ -63,13 +67,7 @@ final class RequestPipeline {
             return CompletableFuture.failedFuture(new OracleUnavailableException(reason));
         }
         outgoing.offer(r);
-        if (!flushScheduled.get() && flushScheduled.compareAndSet(false, true)) {
-            try {
-                loop.execute(flushTask);
-            } catch (RejectedExecutionException e) {
-                flushScheduled.set(false); // closed meanwhile: failed just below
-            }
-        }
+        transport.requestsQueued();
         String late = closedReason;
         if (late != null) {
             // Closed while this was queued: it may or may not have left, and nothing will answer it now.
@@ -79,22 +77,43 @@ final class RequestPipeline {
         return (CompletableFuture<T>) r.future;
     }
 
-    /** The request {@code id} answers, no longer awaited; null if none. On the event loop. */
+    /** The request {@code id} answers, no longer awaited; null if none. By the thread that reads. */
     OracleRequest answered(long id) {
-        return inflight.remove(id);
+        synchronized (inflight) {
+            return inflight.remove(id);
+        }
     }
 
-    /** Fails every request written and not answered with {@code e}, and every one still queued. On the event loop. */
+    /** True while a request written awaits its reply. */
+    boolean awaitsReplies() {
+        synchronized (inflight) {
+            return !inflight.isEmpty();
+        }
+    }
+
+    /** True while requests wait to be written. */
+    boolean hasQueued() {
+        return !outgoing.isEmpty();
+    }
+
+    /** Fails every request written and not answered with {@code e}, and every one still queued. */
     void failAll(OracleUnavailableException e) {
-        for (OracleRequest r : inflight.values()) {
+        List<OracleRequest> unanswered;
+        synchronized (inflight) {
+            unanswered = new ArrayList<>(inflight.values());
+            inflight.clear();
+        }
+        for (OracleRequest r : unanswered) {
             r.future.completeExceptionally(e);
         }
-        inflight.clear();
         failQueued();
     }
 
-    private void flushOutgoing() {
-        flushScheduled.set(false);
+    /**
+     * Encodes the queued requests into frames of at most the oracle's limit and hands them to {@code sink}. By one
+     * thread at a time: the transport's writer.
+     */
+    void flushOutgoing(ByteBufAllocator alloc, FrameSink sink) {
         if (closedReason != null) {
             failQueued();
             return;
@@ -106,21 +125,24 @@ final class RequestPipeline {
             r.sentNanos = now;
             int size = 24 + (r.rows == null ? 0 : r.rows.length * 8) + (r.reads == null ? 0 : r.reads.length * 8)
                     + (r.granules == null ? 0 : r.granules.length * 8);
-            if (frame != null && frame.readableBytes() + size > maxOutboundFrame) {
-                channel.write(Frames.end(frame), channel.voidPromise());
+            int limit = maxOutboundFrame;
+            if (frame != null && frame.readableBytes() + size > limit) {
+                sink.write(Frames.end(frame), false);
                 frame = null;
             }
             if (frame == null) {
-                frame = Frames.begin(channel.alloc(), Math.min(maxOutboundFrame, Math.max(256, size)));
+                frame = Frames.begin(alloc, Math.min(limit, Math.max(256, size)));
             }
             long id = nextId++;
             write(frame, id, r);
             if (r.type != Wire.FINISH) {
-                inflight.put(id, r);
+                synchronized (inflight) { // before the frame leaves: its reply may come at once
+                    inflight.put(id, r);
+                }
             }
         }
         if (frame != null) {
-            channel.writeAndFlush(Frames.end(frame), channel.voidPromise());
+            sink.write(Frames.end(frame), true);
         }
     }
 

@@ -2,11 +2,14 @@ package io.sibyl.client.oracle;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleExtension;
+import io.sibyl.oracle.OracleServer;
 import io.sibyl.protocol.Frames;
 import io.sibyl.protocol.Varints;
 import io.sibyl.protocol.Wire;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.DataInputStream;
@@ -42,6 +45,11 @@ class DeadOracleTest {
     static final OracleExtension oracle = OracleExtension.withSettings(c -> c
             .withCapacities(1 << 16, 1 << 14, 1 << 12));
 
+    /** A client of the oracle at {@code port} whose frames travel as {@code transport} says. */
+    private static OracleClient connect(int port, OracleTransport transport) throws InterruptedException {
+        return OracleClient.connect("127.0.0.1", port, 10_000, OracleCredentials.newClient(), transport);
+    }
+
     private static Throwable unwrap(Throwable t) {
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
             t = t.getCause();
@@ -63,9 +71,10 @@ class DeadOracleTest {
     private static final long FAST_MS = 20_000;
 
     /** Connects with {@link #PATIENT_TIMEOUT_MS}, expecting {@code failure}, and checks it came well before that. */
-    private static <E extends Throwable> E failsFast(Class<E> failure, int port) {
+    private static <E extends Throwable> E failsFast(Class<E> failure, int port, OracleTransport transport) {
         long t0 = System.nanoTime();
-        E e = assertThrows(failure, () -> OracleClient.connect("127.0.0.1", port, PATIENT_TIMEOUT_MS));
+        E e = assertThrows(failure, () -> OracleClient.connect("127.0.0.1", port, PATIENT_TIMEOUT_MS,
+                OracleCredentials.newClient(), transport));
         long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         assertTrue(took < FAST_MS, "failed after " + took + " ms: it waited for the " + PATIENT_TIMEOUT_MS
                 + " ms timeout instead of noticing at once; " + e);
@@ -169,10 +178,12 @@ class DeadOracleTest {
         }
     }
 
-    @Test
-    void requestsInFlightFailWithUnavailableWhenTheOracleDropsTheConnection() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void requestsInFlightFailWithUnavailableWhenTheOracleDropsTheConnection(OracleTransport transport)
+            throws Exception {
         try (StubOracle stub = new StubOracle(true);
-             OracleClient client = OracleClient.connect("127.0.0.1", stub.port())) {
+             OracleClient client = connect(stub.port(), transport)) {
             List<CompletableFuture<?>> inFlight = new ArrayList<>();
             for (int i = 0; i < 100; i++) {
                 inFlight.add(client.begin());
@@ -212,10 +223,11 @@ class DeadOracleTest {
         }
     }
 
-    @Test
-    void connectionLevelErrorFromTheOracleFailsInFlightRequestsWithItsText() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void connectionLevelErrorFromTheOracleFailsInFlightRequestsWithItsText(OracleTransport transport) throws Exception {
         try (StubOracle stub = new StubOracle(true);
-             OracleClient client = OracleClient.connect("127.0.0.1", stub.port())) {
+             OracleClient client = connect(stub.port(), transport)) {
             CompletableFuture<Long> begin = client.begin();
             stub.awaitRequestBytes(2);
             ByteBuf err = Unpooled.buffer();
@@ -228,10 +240,14 @@ class DeadOracleTest {
         }
     }
 
-    @Test
-    void requestsFailWithUnavailableWhenTheRealOracleIsClosedUnderLoad() throws Exception {
-        int port = oracle.port();
-        try (OracleClient client = OracleClient.connect("127.0.0.1", port)) {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void requestsFailWithUnavailableWhenTheRealOracleIsClosedUnderLoad(OracleTransport transport) throws Exception {
+        // An oracle of this test's own: the class's shared one must outlive it.
+        OracleServer own = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 16, 1 << 14, 1 << 12));
+        int port = own.port();
+        try (own; OracleClient client = connect(port, transport)) {
             long s = client.begin().get(5, TimeUnit.SECONDS);
             assertTrue(client.commit(s, new long[] {RowIds.of("dead", new byte[] {1})}).get(5, TimeUnit.SECONDS) > s);
 
@@ -250,7 +266,7 @@ class DeadOracleTest {
             });
             load.start();
             assertTrue(someIssued.await(30, TimeUnit.SECONDS));
-            oracle.stop();
+            own.close();
             load.join(30_000);
             assertFalse(load.isAlive());
 
@@ -280,23 +296,25 @@ class DeadOracleTest {
                     "the message should say the connection was lost: " + later.getMessage());
             assertTrue(failed > 0 || all.size() < 200_000, "some requests must have been cut off by the close");
 
-            OracleUnavailableException reconnect = failsFast(OracleUnavailableException.class, port);
+            OracleUnavailableException reconnect = failsFast(OracleUnavailableException.class, port, transport);
             assertTrue(reconnect.getMessage().contains("127.0.0.1:" + port), reconnect.getMessage());
         }
     }
 
-    @Test
-    void connectingToAPortWithNothingListeningFailsFastWithUnavailable() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void connectingToAPortWithNothingListeningFailsFastWithUnavailable(OracleTransport transport) throws Exception {
         int port = deadPort();
         // Connection refused must not wait for the connect timeout.
-        OracleUnavailableException e = failsFast(OracleUnavailableException.class, port);
+        OracleUnavailableException e = failsFast(OracleUnavailableException.class, port, transport);
         assertTrue(e.getMessage().contains("127.0.0.1:" + port), "which address? " + e.getMessage());
         assertTrue(e.getMessage().contains("cannot connect"), e.getMessage());
         assertEquals(0, e.code());
     }
 
-    @Test
-    void connectingToSomethingThatHangsUpFailsFastWithUnavailable() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void connectingToSomethingThatHangsUpFailsFastWithUnavailable(OracleTransport transport) throws Exception {
         try (ServerSocket listener = new ServerSocket(0)) {
             Thread hangUp = new Thread(() -> {
                 try (Socket s = listener.accept()) {
@@ -307,13 +325,15 @@ class DeadOracleTest {
             });
             hangUp.setDaemon(true);
             hangUp.start();
-            OracleUnavailableException e = failsFast(OracleUnavailableException.class, listener.getLocalPort());
+            OracleUnavailableException e = failsFast(OracleUnavailableException.class, listener.getLocalPort(),
+                    transport);
             assertTrue(e.getMessage().contains("127.0.0.1:" + listener.getLocalPort()), e.getMessage());
         }
     }
 
-    @Test
-    void connectingToSomethingThatIsNotAnOracleFailsFastWithUnavailable() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void connectingToSomethingThatIsNotAnOracleFailsFastWithUnavailable(OracleTransport transport) throws Exception {
         try (ServerSocket listener = new ServerSocket(0)) {
             Thread http = new Thread(() -> {
                 try (Socket s = listener.accept()) {
@@ -328,14 +348,16 @@ class DeadOracleTest {
             http.setDaemon(true);
             http.start();
             // A reply that cannot be an oracle frame must fail the handshake at once.
-            OracleUnavailableException e = failsFast(OracleUnavailableException.class, listener.getLocalPort());
+            OracleUnavailableException e = failsFast(OracleUnavailableException.class, listener.getLocalPort(),
+                    transport);
             assertTrue(e.getMessage().contains("127.0.0.1:" + listener.getLocalPort()), e.getMessage());
             http.interrupt();
         }
     }
 
-    @Test
-    void oracleRefusingTheHandshakeFailsConnectWithItsReason() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void oracleRefusingTheHandshakeFailsConnectWithItsReason(OracleTransport transport) throws Exception {
         try (ServerSocket listener = new ServerSocket(0)) {
             Thread refuse = new Thread(() -> {
                 try (Socket s = listener.accept()) {
@@ -354,7 +376,7 @@ class DeadOracleTest {
             });
             refuse.setDaemon(true);
             refuse.start();
-            OracleException e = failsFast(OracleException.class, listener.getLocalPort());
+            OracleException e = failsFast(OracleException.class, listener.getLocalPort(), transport);
             assertTrue(e.getMessage().contains("upgrade the older side"), "the oracle's reason is lost: " + e);
         }
     }

@@ -5,9 +5,11 @@ import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
 import io.sibyl.oracle.OracleState;
 import io.sibyl.oracle.ServingLease;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -27,8 +29,9 @@ class HeldHandshakeTest {
     private static final OracleConfig CONFIG = OracleConfig.defaults().withPort(0).withCapacities(1 << 12, 1 << 10,
             1 << 10);
 
-    @Test
-    void aConnectInterruptedDuringAHeldHandshakeLeavesNoIoThreadBehind() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void aConnectInterruptedDuringAHeldHandshakeLeavesNoIoThreadBehind(OracleTransport transport) throws Exception {
         // A lease never confirmed: the leader holds every handshake, as a deposed one cut off from ZooKeeper does.
         try (OracleServer held = OracleServer.start(CONFIG, new InMemoryJournal(), new OracleState(CONFIG, 1_000,
                 1_000, new long[0], new long[0], new long[0], List.of()), new ServingLease())) {
@@ -36,7 +39,8 @@ class HeldHandshakeTest {
             CompletableFuture<Throwable> ended = new CompletableFuture<>();
             Thread connecting = new Thread(() -> {
                 try {
-                    OracleClient c = OracleClient.connect("127.0.0.1", held.port(), 300_000);
+                    OracleClient c = OracleClient.connect("127.0.0.1", held.port(), 300_000,
+                            OracleCredentials.newClient(), transport);
                     c.close();
                     ended.complete(null);
                 } catch (Throwable e) {
@@ -46,7 +50,7 @@ class HeldHandshakeTest {
             connecting.start();
             await("the connect did not reach its handshake wait: " + connecting.getState())
                     .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
-                    .until(() -> !newThreads(before).isEmpty() && connecting.getState() == Thread.State.TIMED_WAITING);
+                    .until(() -> !newThreads(before).isEmpty() && waitsForTheHello(connecting));
             Set<Thread> mine = newThreads(before);
 
             connecting.interrupt();
@@ -58,9 +62,16 @@ class HeldHandshakeTest {
         }
     }
 
+    /** The threads of the clients' connections: event loops, or pollers of the waiting-thread transport. */
     private static Set<Thread> clientIoThreads() {
         return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.getName().startsWith("sibyl-oracle-client")).collect(Collectors.toSet());
+                .filter(t -> t.getName().startsWith("sibyl-oracle-client") || t.getName().equals("sibyl-oracle-poller"))
+                .collect(Collectors.toSet());
+    }
+
+    private static boolean waitsForTheHello(Thread t) {
+        return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().equals(Handshake.class.getName())
+                && f.getMethodName().equals("await"));
     }
 
     private static Set<Thread> newThreads(Set<Thread> before) {

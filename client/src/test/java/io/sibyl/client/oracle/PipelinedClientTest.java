@@ -1,7 +1,8 @@
 package io.sibyl.client.oracle;
 
 import io.sibyl.oracle.OracleExtension;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.ByteBuffer;
@@ -30,7 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Thousands of requests outstanding on one pipelined connection at once, from one thread and from several. Every
+ * Thousands of requests outstanding on one pipelined connection at once, from one thread and from several, over each
+ * {@link OracleTransport} (with the waiting-thread one nobody here waits through the client: its poller reads). Every
  * future must complete; timestamps must be unique and ordered; and the committed set must satisfy snapshot isolation's
  * write-write rule: no two committed transactions that overlapped in time wrote the same row, and every conflict abort
  * is explained by a committed overlapping writer of a shared row.
@@ -40,6 +42,11 @@ class PipelinedClientTest {
     @RegisterExtension
     static final OracleExtension oracle = OracleExtension.withSettings(c -> c
             .withCapacities(1 << 18, 1 << 16, 1 << 14));
+
+    /** A client of the oracle at {@code port} whose frames travel as {@code transport} says. */
+    private static OracleClient connect(int port, OracleTransport transport) throws InterruptedException {
+        return OracleClient.connect("127.0.0.1", port, 10_000, OracleCredentials.newClient(), transport);
+    }
 
     /** One transaction's fate as the client saw it. */
     record Tx(long start, long[] rows, long commit, TransactionAbortedException.Reason abortReason) {
@@ -157,11 +164,13 @@ class PipelinedClientTest {
         client.finish(reader);
     }
 
-    @Test
-    void twoThousandBeginsOutstandingThenTwoThousandCommitsOutstandingOnOneConnection() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void twoThousandBeginsOutstandingThenTwoThousandCommitsOutstandingOnOneConnection(OracleTransport transport)
+            throws Exception {
         int n = 2000;
         Random rnd = new Random(1);
-        try (OracleClient client = OracleClient.connect("127.0.0.1", oracle.port())) {
+        try (OracleClient client = connect(oracle.port(), transport)) {
             List<CompletableFuture<Long>> begins = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 begins.add(client.begin());
@@ -196,11 +205,12 @@ class PipelinedClientTest {
         }
     }
 
-    @Test
-    void twoThousandBeginCommitChainsLaunchedAtOnceOnOneConnection() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void twoThousandBeginCommitChainsLaunchedAtOnceOnOneConnection(OracleTransport transport) throws Exception {
         int n = 2000;
         Random rnd = new Random(2);
-        try (OracleClient client = OracleClient.connect("127.0.0.1", oracle.port())) {
+        try (OracleClient client = connect(oracle.port(), transport)) {
             List<long[]> rows = new ArrayList<>();
             List<CompletableFuture<Long>> starts = new ArrayList<>();
             List<CompletableFuture<Long>> commits = new ArrayList<>();
@@ -209,7 +219,7 @@ class PipelinedClientTest {
                 CompletableFuture<Long> start = client.begin();
                 rows.add(r);
                 starts.add(start);
-                // Runs on the connection's I/O thread: submitting from there must work too.
+                // Runs on the thread that reads the reply: submitting from there must work too.
                 commits.add(start.thenCompose(s -> client.commit(s, r)));
             }
             List<Tx> history = new ArrayList<>();
@@ -221,11 +231,12 @@ class PipelinedClientTest {
         }
     }
 
-    @Test
-    void eightThreadsShareOneConnectionWithFiftyTransactionsInFlightEach() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void eightThreadsShareOneConnectionWithFiftyTransactionsInFlightEach(OracleTransport transport) throws Exception {
         int threads = 8;
         int perThread = 300;
-        try (OracleClient client = OracleClient.connect("127.0.0.1", oracle.port())) {
+        try (OracleClient client = connect(oracle.port(), transport)) {
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             try {
                 List<Future<List<Object[]>>> results = new ArrayList<>();
@@ -279,11 +290,13 @@ class PipelinedClientTest {
         }
     }
 
-    @Test
-    void requestsOfManyThreadsAreAnsweredWithDistinctIncreasingTimestampsPerThread() throws Exception {
+    @ParameterizedTest
+    @EnumSource(OracleTransport.class)
+    void requestsOfManyThreadsAreAnsweredWithDistinctIncreasingTimestampsPerThread(OracleTransport transport)
+            throws Exception {
         int threads = 6;
         int perThread = 500;
-        try (OracleClient client = OracleClient.connect("127.0.0.1", oracle.port())) {
+        try (OracleClient client = connect(oracle.port(), transport)) {
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             try {
                 List<Future<long[]>> results = new ArrayList<>();

@@ -5,6 +5,8 @@ import io.sibyl.client.TTable;
 import io.sibyl.client.Transaction;
 import io.sibyl.client.TransactionManager;
 import io.sibyl.client.oracle.OracleClient;
+import io.sibyl.client.oracle.OracleCredentials;
+import io.sibyl.client.oracle.OracleTransport;
 import io.sibyl.embedded.EmbeddedHBase;
 import io.sibyl.oracle.OracleConfig;
 import io.sibyl.oracle.OracleServer;
@@ -39,6 +41,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -83,6 +86,8 @@ public final class TTableBench {
     private long shapeTs;
     /** The oracle connection of the --explain variant that commits without HBase writes. */
     private OracleClient explainOracle;
+    /** How long the --explain variants wait for one reply of the oracle. */
+    private static final long ORACLE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     private TTableBench(BenchFlags flags) {
         this.f = flags;
@@ -144,7 +149,9 @@ public final class TTableBench {
         }
         tm = TransactionManager.create(connection, "127.0.0.1", oracle.port());
         if (f.explain && f.ops.contains(BenchFlags.Group.PUT)) {
-            explainOracle = OracleClient.connect("127.0.0.1", oracle.port()); // a second client: see --explain
+            // A second client, its replies read by the waiting threads as the manager's are: see --explain.
+            explainOracle = OracleClient.connect("127.0.0.1", oracle.port(), 10_000, OracleCredentials.newClient(),
+                    OracleTransport.WAITING_THREAD);
         }
         out.printf(Locale.ROOT, "minicluster (no HDFS) and in-process oracle up in %.1f s; one HBase connection"
                 + " shared by raw and transactional clients%n", (System.nanoTime() - t0) / 1e9);
@@ -419,8 +426,8 @@ public final class TTableBench {
                     for (int i = 0; i < k; i++) {
                         rowIds[i] = w.random.nextLong();
                     }
-                    long startTs = explainOracle.begin().join();
-                    explainOracle.commit(startTs, rowIds).join();
+                    long startTs = explainOracle.await(explainOracle.begin(), ORACLE_WAIT_NANOS);
+                    explainOracle.await(explainOracle.commit(startTs, rowIds), ORACLE_WAIT_NANOS);
                     return k;
                 }));
             }
