@@ -5,6 +5,7 @@ import io.sibyl.client.oracle.CommitReplica;
 import io.sibyl.client.oracle.HistoryPoint;
 import io.sibyl.client.oracle.OracleClient;
 import io.sibyl.client.oracle.OracleConnection;
+import io.sibyl.client.oracle.OracleTransport;
 import io.sibyl.protocol.Wire;
 import org.apache.hadoop.conf.Configuration;
 import org.slf4j.Logger;
@@ -14,6 +15,7 @@ import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -198,8 +200,9 @@ final class OracleLink {
                     // Both asked at once: one round trip. The point's reply comes after its block, so the replica
                     // then knows every writer that aborted before it.
                     CompletableFuture<HistoryPoint> history = client.historyPoint(Wire.HISTORY_OLDEST, 0);
-                    lowWatermark = client.lowWatermark().get(settings.watermarkTimeoutMillis(), TimeUnit.MILLISECONDS);
-                    oldest = history.get(settings.watermarkTimeoutMillis(), TimeUnit.MILLISECONDS);
+                    long timeout = TimeUnit.MILLISECONDS.toNanos(settings.watermarkTimeoutMillis());
+                    lowWatermark = client.await(client.lowWatermark(), timeout);
+                    oldest = client.await(history, timeout);
                 } catch (TimeoutException e) {
                     // Silent with its connection open (frozen, or cut off): treat it as lost, as the client does,
                     // so that the next attempt goes through the failover instead of waiting on it again.
@@ -355,6 +358,17 @@ final class OracleLink {
         return tickets.ticket(rowIds, granules);
     }
 
+    /**
+     * Waits up to {@code timeoutNanos} for a {@link #ticket}, reading the oracle's replies on this thread meanwhile
+     * (the connection's {@link OracleTransport#WAITING_THREAD} transport): the handler that holds the row lock reads
+     * its own ticket rather than wait for another thread to hand it over.
+     */
+    Ticket await(CompletableFuture<Ticket> pending, long timeoutNanos)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        OracleClient c = openOrNull();
+        return c != null ? c.await(pending, timeoutNanos) : pending.get(timeoutNanos, TimeUnit.NANOSECONDS);
+    }
+
     /** T_max of the open connection's replica, or 0 without one: no version below it can be undecided there. */
     long tMaxNow() {
         OracleClient c = openOrNull();
@@ -407,7 +421,8 @@ final class OracleLink {
             }
             if (c == null) {
                 c = OracleConnection.open(TransactionManager.oracleLocator(conf), settings.connectTimeoutMillis(),
-                        GcSettings.CONNECT_TIMEOUT_MS, TransactionManager.oracleCredentials(conf));
+                        GcSettings.CONNECT_TIMEOUT_MS, TransactionManager.oracleCredentials(conf),
+                        OracleTransport.WAITING_THREAD);
                 boolean keep;
                 synchronized (lock) {
                     keep = !closed;

@@ -131,7 +131,7 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
                     new long[] {RowIds.granule(table, RowIds.prefixOf(row)), RowIds.tableGranule(table)});
             // The row is locked: what is read now is what is there when the ticket comes, so both go together.
             List<Cell> versions = readModifyWrite ? versions(m) : List.of();
-            OracleLink.Ticket ticket = await(pending);
+            OracleLink.Ticket ticket = await(l, pending);
             return new Admitted(Timestamps.selfCommittedVersion(ticket.ticket()), versions, ticket.replica());
         } catch (IOException | RuntimeException e) {
             release(m);
@@ -249,10 +249,10 @@ public final class SibylFastPathCoprocessor implements RegionCoprocessor, Region
         return null;
     }
 
-    private OracleLink.Ticket await(CompletableFuture<OracleLink.Ticket> pending) throws IOException {
+    private OracleLink.Ticket await(OracleLink l, CompletableFuture<OracleLink.Ticket> pending) throws IOException {
         long timeout = settings.watermarkTimeoutMillis();
         try {
-            return pending.get(timeout, TimeUnit.MILLISECONDS);
+            return l.await(pending, TimeUnit.MILLISECONDS.toNanos(timeout));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while waiting for a fast-path ticket");
