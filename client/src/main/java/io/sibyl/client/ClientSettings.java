@@ -1,6 +1,7 @@
 package io.sibyl.client;
 
 import io.sibyl.client.oracle.OracleCredentials;
+import io.sibyl.client.oracle.OracleTransport;
 import io.sibyl.protocol.SecretProof;
 import io.sibyl.protocol.TlsSettings;
 import io.sibyl.protocol.settings.Range;
@@ -21,7 +22,7 @@ import java.util.function.Function;
 record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts, long retryBackoffMillis,
                       long retryBackoffMaxMillis, long oracleTimeoutMillis, long failoverTimeoutMillis,
                       OracleCredentials credentials, IsolationLevel isolation, long readOnlyMaxStalenessMillis,
-                      int zooKeeperSessionTimeoutMillis) {
+                      int zooKeeperSessionTimeoutMillis, OracleTransport oracleTransport) {
     /** Largest {@link TransactionManager#READ_ONLY_MAX_STALENESS_MS}: an hour. */
     static final long MAX_STALENESS_MILLIS = 3_600_000L;
 
@@ -54,13 +55,17 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
     static final Setting<ClientSettings, IsolationLevel> ISOLATION = SPEC.of(TransactionManager.ISOLATION,
             Setting.Type.of((key, text) -> isolation(text), level -> level.name().toLowerCase(Locale.ROOT)),
             IsolationLevel.SNAPSHOT, ClientSettings::isolation, "isolation of begin(): snapshot or serializable");
+    static final Setting<ClientSettings, OracleTransport> ORACLE_TRANSPORT = SPEC.of(TransactionManager.ORACLE_TRANSPORT,
+            Setting.Type.of((key, text) -> transport(text), ClientSettings::transportName),
+            OracleTransport.WAITING_THREAD, ClientSettings::oracleTransport,
+            "which threads write the oracle's requests and read its replies: waiting-thread or event-loop");
 
     static ClientSettings from(Configuration conf) {
         Function<String, String> values = conf::getTrimmed;
         ClientSettings s = new ClientSettings(READ_VERSIONS.read(values), WRITE_BUFFER.read(values),
                 RETRY_ATTEMPTS.read(values), RETRY_BACKOFF.read(values), RETRY_BACKOFF_MAX.read(values),
                 ORACLE_TIMEOUT.read(values), FAILOVER_TIMEOUT.read(values), credentials(conf), ISOLATION.read(values),
-                READ_ONLY_MAX_STALENESS.read(values), ZK_SESSION_TIMEOUT.read(values));
+                READ_ONLY_MAX_STALENESS.read(values), ZK_SESSION_TIMEOUT.read(values), ORACLE_TRANSPORT.read(values));
         s.check();
         return s;
     }
@@ -86,6 +91,18 @@ record ClientSettings(int readVersions, long writeBufferBytes, int retryAttempts
             case "serializable" -> IsolationLevel.SERIALIZABLE;
             default -> throw new IllegalArgumentException("must be snapshot or serializable");
         };
+    }
+
+    private static OracleTransport transport(String text) {
+        return switch (text.trim().toLowerCase(Locale.ROOT)) {
+            case "waiting-thread" -> OracleTransport.WAITING_THREAD;
+            case "event-loop" -> OracleTransport.EVENT_LOOP;
+            default -> throw new IllegalArgumentException("must be waiting-thread or event-loop");
+        };
+    }
+
+    private static String transportName(OracleTransport t) {
+        return t == OracleTransport.WAITING_THREAD ? "waiting-thread" : "event-loop";
     }
 
     private static TlsSettings tls(Configuration conf) {

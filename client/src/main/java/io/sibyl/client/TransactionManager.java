@@ -102,6 +102,12 @@ public final class TransactionManager implements AutoCloseable {
      * if the oracle does not answer.
      */
     public static final String READ_ONLY_MAX_STALENESS_MS = "sibyl.client.readonly.max.staleness.ms";
+    /**
+     * Which threads write the requests to the oracle and read its replies: {@code waiting-thread} (the default: the
+     * thread that waits for a reply reads it, one thread wake-up less per round trip) or {@code event-loop} (a Netty
+     * event loop of the connection, as TLS connections always use), {@link OracleTransport}.
+     */
+    public static final String ORACLE_TRANSPORT = "sibyl.client.oracle.transport";
 
     private final Connection connection;
     private final boolean ownsConnection;
@@ -208,6 +214,15 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     /**
+     * The transport {@code conf} names ({@value #ORACLE_TRANSPORT}), as a manager would use it; for other processes that
+     * talk to the oracle, such as the region-server garbage collector.
+     */
+    public static OracleTransport oracleTransport(Configuration conf) {
+        Arguments.required(conf, "configuration", "pass the HBase Configuration, e.g. HBaseConfiguration.create()");
+        return ClientSettings.ORACLE_TRANSPORT.read(conf::getTrimmed);
+    }
+
+    /**
      * The oracle lookup {@code conf} names ({@value #ORACLE_ZK_CONNECT} or {@value #ORACLE_ADDRESS}), as a manager
      * would use it; for other processes that follow the oracle, such as the region-server garbage collector.
      */
@@ -218,7 +233,7 @@ public final class TransactionManager implements AutoCloseable {
 
     private static OracleConnection connectOracle(OracleLocator locator, ClientSettings settings) {
         return OracleConnection.open(locator, settings.failoverTimeoutMillis(), FAILOVER_TIMEOUT_MS,
-                settings.credentials(), OracleTransport.WAITING_THREAD);
+                settings.credentials(), settings.oracleTransport());
     }
 
     /** The HBase connection (for {@code new TTable(tm.getConnection(), name)} and plain HBase use). */

@@ -316,5 +316,9 @@ class MisuseTest {
         conf.set(TransactionManager.FAILOVER_TIMEOUT_MS, "30s");
         assertFails(IllegalArgumentException.class, TransactionManager.FAILOVER_TIMEOUT_MS,
                 () -> TransactionManager.create(conf));
+        conf.unset(TransactionManager.FAILOVER_TIMEOUT_MS);
+        conf.set(TransactionManager.ORACLE_TRANSPORT, "netty");
+        assertFails(IllegalArgumentException.class, "invalid value 'netty' for " + TransactionManager.ORACLE_TRANSPORT
+                + ": must be waiting-thread or event-loop", () -> TransactionManager.create(conf));
     }
 }

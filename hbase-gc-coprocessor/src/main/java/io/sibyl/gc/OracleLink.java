@@ -360,7 +360,7 @@ final class OracleLink {
 
     /**
      * Waits up to {@code timeoutNanos} for a {@link #ticket}, reading the oracle's replies on this thread meanwhile
-     * (the connection's {@link OracleTransport#WAITING_THREAD} transport): the handler that holds the row lock reads
+     * (with the default {@link OracleTransport#WAITING_THREAD} transport): the handler that holds the row lock reads
      * its own ticket rather than wait for another thread to hand it over.
      */
     Ticket await(CompletableFuture<Ticket> pending, long timeoutNanos)
@@ -422,7 +422,7 @@ final class OracleLink {
             if (c == null) {
                 c = OracleConnection.open(TransactionManager.oracleLocator(conf), settings.connectTimeoutMillis(),
                         GcSettings.CONNECT_TIMEOUT_MS, TransactionManager.oracleCredentials(conf),
-                        OracleTransport.WAITING_THREAD);
+                        TransactionManager.oracleTransport(conf));
                 boolean keep;
                 synchronized (lock) {
                     keep = !closed;
