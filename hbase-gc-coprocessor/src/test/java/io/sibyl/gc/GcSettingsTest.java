@@ -46,6 +46,7 @@ class GcSettingsTest {
         code.put(TransactionManager.ORACLE_ADDRESS, "—");
         code.put(TransactionManager.ORACLE_LEADER_ZNODE, TransactionManager.DEFAULT_LEADER_ZNODE);
         code.put(TransactionManager.ORACLE_ZK_SESSION_TIMEOUT_MS, "10000");
+        code.put(TransactionManager.ORACLE_TRANSPORT, "waiting-thread");
         code.put(GcSettings.ENABLED, String.valueOf(d.enabled()));
         code.put(GcSettings.WATERMARK_TIMEOUT_MS, String.valueOf(d.watermarkTimeoutMillis()));
         code.put(GcSettings.CONNECT_TIMEOUT_MS, String.valueOf(d.connectTimeoutMillis()));
