@@ -14,6 +14,18 @@ interface FrameTransport {
     void requestsQueued();
 
     /**
+     * A request that nobody waits for (a read-only transaction's {@code FINISH}) was queued: it may leave with the
+     * next request instead, within a few milliseconds.
+     */
+    default void oneWayQueued() {
+        requestsQueued();
+    }
+
+    /** Writes what {@link #oneWayQueued} left, if anything, as the connection is about to close (best effort). */
+    default void flushLeftRequests() {
+    }
+
+    /**
      * Waits up to {@code timeoutNanos} for {@code reply}, a future of this connection's requests (or one derived from
      * it), as {@link CompletableFuture#get(long, java.util.concurrent.TimeUnit)} does.
      */

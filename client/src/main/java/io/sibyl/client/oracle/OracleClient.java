@@ -429,6 +429,9 @@ public final class OracleClient implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (transport != null && requests.closedReason() == null) {
+            transport.flushLeftRequests(); // a FINISH left for the next request: there is none now
+        }
         requests.closeBecause("the oracle client for " + address + " was closed");
         if (!closing.compareAndSet(false, true)) {
             return;

@@ -67,7 +67,11 @@ final class RequestPipeline {
             return CompletableFuture.failedFuture(new OracleUnavailableException(reason));
         }
         outgoing.offer(r);
-        transport.requestsQueued();
+        if (r.type == Wire.FINISH) {
+            transport.oneWayQueued();
+        } else {
+            transport.requestsQueued();
+        }
         String late = closedReason;
         if (late != null) {
             // Closed while this was queued: it may or may not have left, and nothing will answer it now.

@@ -136,6 +136,22 @@ final class WaitingThreadTransport implements FrameTransport {
         } while (requests.hasQueued() && !closed);
     }
 
+    /**
+     * Leaves the request for the next writer: the next request of any thread, or the poller within
+     * {@value #IDLE_POLL_MILLIS} ms. A read-only transaction's {@code FINISH} then costs no write of its own, and the
+     * oracle reads it with the next begin instead of waking for it.
+     */
+    @Override
+    public void oneWayQueued() {
+    }
+
+    @Override
+    public void flushLeftRequests() {
+        if (!closed && requests.hasQueued()) {
+            requestsQueued();
+        }
+    }
+
     /** The sink of a flush: a failed write drops the frames after it, whose requests then fail with the loss. */
     private void writeFrame(ByteBuf frame, boolean last) {
         try {

@@ -30,7 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * {@link OracleTransport#WAITING_THREAD} against a real oracle: the thread that waits reads its own reply, threads
  * waiting together take turns reading, replies nobody waits for and the oracle's pushes still arrive, and neither an
- * interrupt, a callback that waits nor the oracle's close leaves a thread hanging.
+ * interrupt, a callback that waits nor the oracle's close leaves a thread hanging; a {@code FINISH} left for the
+ * next request still leaves when none comes.
  */
 class WaitingThreadTransportTest {
     private static final long FIVE_SECONDS = TimeUnit.SECONDS.toNanos(5);
@@ -135,6 +136,23 @@ class WaitingThreadTransportTest {
             assertTrue(why.getMessage().contains("thenCompose"), why.getMessage());
             assertTrue(client.isOpen());
             client.await(client.begin(), FIVE_SECONDS);
+        }
+    }
+
+    @Test
+    void aFinishLeftForTheNextRequestIsSentByThePollerWhenNoneComes() throws Exception {
+        // An oracle of this test's own: no other test's transaction holds its low watermark.
+        OracleServer own = OracleServer.startInMemory(OracleConfig.defaults().withPort(0)
+                .withCapacities(1 << 16, 1 << 14, 1 << 12));
+        try (own; OracleClient client = OracleClient.connect("127.0.0.1", own.port(), 10_000,
+                OracleCredentials.newClient(), OracleTransport.WAITING_THREAD);
+             OracleClient collector = OracleClient.connect("127.0.0.1", own.port())) {
+            long reader = client.await(client.begin(), FIVE_SECONDS);
+            assertTrue(collector.lowWatermark().get(5, TimeUnit.SECONDS) <= reader);
+            client.finish(reader); // no request follows it on this connection
+            await("the low watermark passing the finished reader " + reader).atMost(Duration.ofSeconds(5))
+                    .pollInterval(Duration.ofMillis(5))
+                    .until(() -> collector.lowWatermark().get(5, TimeUnit.SECONDS), now -> now > reader);
         }
     }
 
