@@ -39,9 +39,9 @@ import java.util.concurrent.locks.ReentrantLock;
 final class WaitingThreadTransport implements FrameTransport {
     /** How often a thread blocked reading looks at its deadline, its interrupt and the connection's close. */
     private static final int READ_SLICE_MILLIS = 20;
-    static final long IDLE_POLL_MILLIS = 10;
+    private static final long IDLE_POLL_MILLIS = 10;
     /** A connection that wrote nothing for this long is quiet: the poller then looks for its close. */
-    static final long QUIET_MILLIS = 50;
+    private static final long QUIET_MILLIS = 50;
     private static final long BUSY_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     /** A thread waiting for a reply while another reads. */
@@ -121,16 +121,16 @@ final class WaitingThreadTransport implements FrameTransport {
             if (!writer.tryLock()) {
                 return; // the writer flushes again after it lets go, and so writes this one
             }
-            IOException failed;
+            IOException writeError;
             try {
                 requests.flushOutgoing(alloc, sink);
-                failed = writeFailure;
+                writeError = writeFailure;
                 writeFailure = null;
             } finally {
                 writer.unlock();
             }
-            if (failed != null) {
-                lost("connection to the oracle at " + address + " failed: " + failed);
+            if (writeError != null) {
+                failed(writeError);
                 return;
             }
         } while (requests.hasQueued() && !closed);
@@ -237,7 +237,7 @@ final class WaitingThreadTransport implements FrameTransport {
             lost("connection to the oracle at " + address + " was lost");
             return false;
         } catch (IOException e) {
-            lost(closed ? requests.closedReason() : "connection to the oracle at " + address + " failed: " + e);
+            failed(e);
             return false;
         }
         if (frame != null) {
@@ -319,8 +319,13 @@ final class WaitingThreadTransport implements FrameTransport {
                 }
             }
         } catch (IOException e) {
-            lost(closed ? requests.closedReason() : "connection to the oracle at " + address + " failed: " + e);
+            failed(e);
         }
+    }
+
+    /** The socket failed with {@code e} (or was closed, which keeps the reason it was closed for). */
+    private void failed(IOException e) {
+        lost(closed ? requests.closedReason() : "connection to the oracle at " + address + " failed: " + e);
     }
 
     /** The connection is lost for {@code reason}: closes the socket and fails what waits. */
